@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR Linux-OpenIB) */
+/*
+ * qhca user verbs ABI: the driver-specific data that libqhca and qhca.ko
+ * exchange through uverbs udata.
+ *
+ * Rules, as for every uverbs ABI:
+ *  - Every structure is a multiple of 8 bytes, with explicit reserved fields
+ *    where padding would be; __aligned_u64 for 64-bit members.
+ *  - Requests start with comp_mask.  The driver rejects unknown comp_mask
+ *    bits and non-zero reserved fields with EINVAL, and accepts a request
+ *    that is longer than it knows only if the excess is zero.
+ *  - Responses start with comp_mask too.  The driver writes at most the
+ *    length user space offered, so an older provider still works; a new
+ *    field is added at the end and announced by a comp_mask bit.
+ *  - A field is never removed or reinterpreted; the version below changes
+ *    only when compatibility is broken on purpose.
+ */
+#ifndef QHCA_ABI_USER_H
+#define QHCA_ABI_USER_H
+
+#include <linux/types.h>
+
+#define QHCA_UVERBS_ABI_VERSION 1
+
+struct qhca_ibv_alloc_ucontext_req {
+	__u32 comp_mask;	/* none defined */
+	__u32 reserved;
+};
+
+struct qhca_ibv_alloc_ucontext_resp {
+	__u32 comp_mask;	/* none defined */
+	__u32 uar_index;	/* the context's doorbell page in BAR 2 */
+	__aligned_u64 db_mmap_key;	/* mmap() offset of that page */
+	__u32 db_page_size;
+	__u32 max_inline_data;
+	__u32 hw_version;	/* the device's VERSION register */
+	__u32 reserved;
+};
+
+struct qhca_ibv_alloc_pd_resp {
+	__u32 comp_mask;	/* none defined */
+	__u32 pdn;
+};
+
+#endif /* QHCA_ABI_USER_H */
