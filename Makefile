@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# qhca: an emulated InfiniBand HCA for QEMU, its Linux driver and its
+# rdma-core provider.
+#
+#   make run     build what is missing, boot a guest and show qhca0 at work
+#   make check   build what is missing and run every test
+#
+# Everything is built from Debian's archive into build/; each step below is a
+# script that does nothing when its outputs are up to date.
+
+SHELL := /bin/bash
+TOOLS := tools
+
+.PHONY: all deps qemu kernel module rdma-core linux-source guest tests \
+	run check shell clean distclean
+
+all: qemu module rdma-core guest tests
+
+deps:
+	@$(TOOLS)/deps/host-packages
+
+qemu: deps
+	@$(TOOLS)/build/qemu
+
+kernel: deps
+	@$(TOOLS)/build/kernel
+
+module: kernel
+	@$(TOOLS)/build/module
+
+rdma-core: deps
+	@$(TOOLS)/build/rdma-core
+
+linux-source: deps
+	@$(TOOLS)/build/linux-source
+
+guest: kernel
+	@$(TOOLS)/build/guest
+
+tests: rdma-core linux-source
+	@$(MAKE) --no-print-directory -s -C tests
+
+run: all
+	@$(TOOLS)/vm -- $(CURDIR)/$(TOOLS)/guest/demo
+
+check: all
+	@$(TOOLS)/check
+
+shell: all
+	@$(TOOLS)/vm
+
+# Module outputs live beside the sources (kbuild's way for external modules).
+clean:
+	@if [ -f build/kernel/kdir ]; then \
+		$(MAKE) -s -C "$$(cat build/kernel/kdir)" M=$(CURDIR) clean; fi
+	rm -rf build/tests build/log
+
+distclean: clean
+	rm -rf build
