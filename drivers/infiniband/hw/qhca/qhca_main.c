@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * qhca: driver for the qhca emulated InfiniBand HCA (QEMU -device qhca).
+ *
+ * PCI probe and remove: bring the device up (reset, admin queue, enable),
+ * read its attributes, create the async EQ and register the ib_device.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/interrupt.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+
+#include "qhca.h"
+
+MODULE_AUTHOR("qhca developers");
+MODULE_DESCRIPTION("qhca emulated InfiniBand HCA driver");
+MODULE_LICENSE("Dual BSD/GPL");
+
+static const struct pci_device_id qhca_pci_tbl[] = {
+	{ PCI_DEVICE(QHCA_PCI_VENDOR_ID, QHCA_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, qhca_pci_tbl);
+
+/* Map BAR 0 and claim BAR 2, whose pages are mapped to user space. */
+static int qhca_map_bars(struct qhca_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	int err;
+
+	if (!(pci_resource_flags(pdev, QHCA_REG_BAR) & IORESOURCE_MEM) ||
+	    pci_resource_len(pdev, QHCA_REG_BAR) < QHCA_REG_END ||
+	    !(pci_resource_flags(pdev, QHCA_DB_BAR) & IORESOURCE_MEM)) {
+		dev_err(&pdev->dev, "unexpected BAR layout\n");
+		return -ENODEV;
+	}
+
+	dev->regs = pcim_iomap_region(pdev, QHCA_REG_BAR, DRV_MODULE_NAME);
+	if (IS_ERR(dev->regs))
+		return PTR_ERR(dev->regs);
+
+	err = pcim_request_region(pdev, QHCA_DB_BAR, DRV_MODULE_NAME);
+	if (err)
+		return err;
+	dev->db_bar_start = pci_resource_start(pdev, QHCA_DB_BAR);
+	dev->db_bar_len = pci_resource_len(pdev, QHCA_DB_BAR);
+	return 0;
+}
+
+/* What this driver relies on beyond the register interface itself. */
+static int qhca_check_limits(struct qhca_dev *dev)
+{
+	struct device *d = &dev->pdev->dev;
+	u32 vectors;
+
+	dev->db_pages = qhca_reg_read(dev->regs, QHCA_REG_DB_PAGES);
+	if (!dev->db_pages ||
+	    (u64)dev->db_pages * QHCA_DB_PAGE_SIZE > dev->db_bar_len) {
+		dev_err(d, "%u doorbell pages do not fit BAR %d\n",
+			dev->db_pages, QHCA_DB_BAR);
+		return -ENODEV;
+	}
+
+	vectors = qhca_reg_read(dev->regs, QHCA_REG_MSIX_VECTORS);
+	if (vectors < QHCA_NUM_VECS) {
+		dev_err(d, "%u MSI-X vectors, need %d\n", vectors,
+			QHCA_NUM_VECS);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/* The attributes carry one port, one GID and one P_Key. */
+static int qhca_check_attrs(struct qhca_dev *dev)
+{
+	if (dev->attr.num_ports != 1 ||
+	    le16_to_cpu(dev->port.gid_tbl_len) != 1 ||
+	    le16_to_cpu(dev->port.pkey_tbl_len) != 1) {
+		dev_err(&dev->pdev->dev,
+			"unsupported: %u ports, %u GIDs, %u P_Keys\n",
+			dev->attr.num_ports, le16_to_cpu(dev->port.gid_tbl_len),
+			le16_to_cpu(dev->port.pkey_tbl_len));
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int qhca_setup_admin(struct qhca_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	int err;
+
+	err = qhca_admin_init(&dev->aq, &pdev->dev, dev->regs, QHCA_VEC_ADMIN);
+	if (err)
+		return err;
+
+	dev->admin_irq = pci_irq_vector(pdev, QHCA_VEC_ADMIN);
+	err = request_irq(dev->admin_irq, qhca_admin_irq, 0, "qhca-admin",
+			  &dev->aq);
+	if (err) {
+		qhca_admin_destroy(&dev->aq);
+		return err;
+	}
+	return 0;
+}
+
+/* Only after a reset: the device no longer touches the rings. */
+static void qhca_teardown_admin(struct qhca_dev *dev)
+{
+	free_irq(dev->admin_irq, &dev->aq);
+	qhca_admin_destroy(&dev->aq);
+}
+
+static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct qhca_dev *dev;
+	int err;
+
+	err = pcim_enable_device(pdev);
+	if (err)
+		return err;
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (err)
+		return err;
+	pci_set_master(pdev);
+
+	dev = ib_alloc_device(qhca_dev, ibdev);
+	if (!dev)
+		return -ENOMEM;
+	dev->pdev = pdev;
+	pci_set_drvdata(pdev, dev);
+
+	err = qhca_map_bars(dev);
+	if (err)
+		goto err_dealloc;
+	err = qhca_hw_check_identity(dev);
+	if (err)
+		goto err_dealloc;
+	err = qhca_hw_reset(dev);
+	if (err)
+		goto err_dealloc;
+	err = qhca_check_limits(dev);
+	if (err)
+		goto err_dealloc;
+
+	err = pci_alloc_irq_vectors(pdev, QHCA_NUM_VECS, QHCA_NUM_VECS,
+				    PCI_IRQ_MSIX);
+	if (err < 0)
+		goto err_dealloc;
+
+	err = qhca_setup_admin(dev);
+	if (err)
+		goto err_free_vectors;
+	err = qhca_hw_enable(dev);
+	if (err)
+		goto err_reset;
+
+	err = qhca_cmd_query_device(dev, &dev->attr);
+	if (err)
+		goto err_reset;
+	err = qhca_cmd_query_port(dev, 1, &dev->port);
+	if (err)
+		goto err_reset;
+	err = qhca_check_attrs(dev);
+	if (err)
+		goto err_reset;
+
+	err = qhca_eq_create(dev);
+	if (err)
+		goto err_reset;
+	err = qhca_ib_register(dev);
+	if (err)
+		goto err_stop_eq;
+	return 0;
+
+err_stop_eq:
+	qhca_eq_stop(dev);
+err_reset:
+	qhca_hw_reset(dev);
+	qhca_eq_free(dev);
+	qhca_teardown_admin(dev);
+err_free_vectors:
+	pci_free_irq_vectors(pdev);
+err_dealloc:
+	ib_dealloc_device(&dev->ibdev);
+	dev_err(&pdev->dev, "probe failed: %d\n", err);
+	return err;
+}
+
+static void qhca_remove(struct pci_dev *pdev)
+{
+	struct qhca_dev *dev = pci_get_drvdata(pdev);
+
+	qhca_ib_unregister(dev);
+	qhca_eq_stop(dev);
+	qhca_hw_reset(dev);
+	qhca_eq_free(dev);
+	qhca_teardown_admin(dev);
+	pci_free_irq_vectors(pdev);
+	ib_dealloc_device(&dev->ibdev);
+}
+
+/* Stop all DMA before a kexec'd kernel reuses the memory. */
+static void qhca_shutdown(struct pci_dev *pdev)
+{
+	struct qhca_dev *dev = pci_get_drvdata(pdev);
+
+	qhca_hw_reset(dev);
+}
+
+static struct pci_driver qhca_pci_driver = {
+	.name = DRV_MODULE_NAME,
+	.id_table = qhca_pci_tbl,
+	.probe = qhca_probe,
+	.remove = qhca_remove,
+	.shutdown = qhca_shutdown,
+};
+module_pci_driver(qhca_pci_driver);
