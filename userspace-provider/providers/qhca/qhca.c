@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libqhca: device matching and user contexts.
+ *
+ * A context owns one doorbell page of the device, allocated by the kernel
+ * when the context is created and mapped here into the process, so that the
+ * data path can ring doorbells without a system call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "qhca.h"
+#include "qhca_abi.h"
+#include "qhca_db.h"
+#include "qhca_hw.h"
+#include "qhca_verbs.h"
+
+static void qhca_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops qhca_ctx_ops = {
+	.alloc_pd = qhca_alloc_pd,
+	.dealloc_pd = qhca_dealloc_pd,
+	.free_context = qhca_free_context,
+	.query_device_ex = qhca_query_device_ex,
+	.query_port = qhca_query_port,
+};
+
+/* Check what the kernel told us about the context before relying on it. */
+static int qhca_check_context_resp(struct qhca_context *ctx,
+				   const struct qhca_alloc_context_resp *resp)
+{
+	/*
+	 * No response fields are announced by comp_mask yet; bits we do not
+	 * know belong to fields a newer driver appended, which we can ignore.
+	 */
+	if (resp->comp_mask)
+		verbs_debug(&ctx->ibv_ctx,
+			    "ignoring unknown context comp_mask 0x%x\n",
+			    resp->comp_mask);
+
+	if (resp->db_page_size != QHCA_DB_PAGE_SIZE) {
+		verbs_err(&ctx->ibv_ctx,
+			  "doorbell page of %u bytes, expected %u\n",
+			  resp->db_page_size, QHCA_DB_PAGE_SIZE);
+		return EINVAL;
+	}
+	return 0;
+}
+
+static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd, void *private_data)
+{
+	struct qhca_alloc_context_resp resp = {};
+	struct qhca_alloc_context cmd = {};
+	struct qhca_context *ctx;
+	int err;
+
+	/*
+	 * The kernel driver registers with RDMA_DRIVER_UNKNOWN, so that is
+	 * the driver ID our ioctl commands must carry.
+	 */
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	err = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		verbs_err(&ctx->ibv_ctx, "GET_CONTEXT failed: %s\n",
+			  strerror(err));
+		goto err_uninit;
+	}
+
+	err = qhca_check_context_resp(ctx, &resp);
+	if (err)
+		goto err_uninit;
+
+	ctx->db_page = mmap(NULL, resp.db_page_size, PROT_WRITE, MAP_SHARED,
+			    cmd_fd, resp.db_mmap_key);
+	if (ctx->db_page == MAP_FAILED) {
+		err = errno;
+		verbs_err(&ctx->ibv_ctx, "mapping doorbell page %u failed: %s\n",
+			  resp.uar_index, strerror(err));
+		goto err_uninit;
+	}
+	ctx->db_page_size = resp.db_page_size;
+	ctx->uar_index = resp.uar_index;
+	ctx->max_inline_data = resp.max_inline_data;
+	ctx->hw_version = resp.hw_version;
+
+	verbs_set_ops(&ctx->ibv_ctx, &qhca_ctx_ops);
+	verbs_debug(&ctx->ibv_ctx, "context on doorbell page %u, hw 0x%08x\n",
+		    ctx->uar_index, ctx->hw_version);
+	return &ctx->ibv_ctx;
+
+err_uninit:
+	/* Closing cmd_fd here makes the kernel free the half-made context. */
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
+static void qhca_free_context(struct ibv_context *ibctx)
+{
+	struct qhca_context *ctx = to_qhca_ctx(ibctx);
+
+	munmap(ctx->db_page, ctx->db_page_size);
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static struct verbs_device *qhca_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct qhca_device *dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	return &dev->ibv_dev;
+}
+
+static void qhca_uninit_device(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct qhca_device, ibv_dev));
+}
+
+/*
+ * The kernel driver has no RDMA_DRIVER_ID of its own (it is not an upstream
+ * driver), so the device is matched by its PCI ID alone.
+ */
+static const struct verbs_match_ent qhca_match_table[] = {
+	VERBS_PCI_MATCH(QHCA_PCI_VENDOR_ID, QHCA_PCI_DEVICE_ID, NULL),
+	{}
+};
+
+static const struct verbs_device_ops qhca_dev_ops = {
+	.name = "qhca",
+	.match_min_abi_version = QHCA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = QHCA_UVERBS_ABI_VERSION,
+	.match_table = qhca_match_table,
+	.alloc_device = qhca_alloc_device,
+	.uninit_device = qhca_uninit_device,
+	.alloc_context = qhca_alloc_context,
+};
+
+PROVIDER_DRIVER(qhca, qhca_dev_ops);

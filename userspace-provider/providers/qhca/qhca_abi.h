@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The uverbs commands that carry qhca driver data, built from the kernel's
+ * <rdma/qhca-abi.h> so that the two layouts cannot drift apart.
+ */
+#ifndef QHCA_ABI_H
+#define QHCA_ABI_H
+
+#include <infiniband/kern-abi.h>
+#include <kernel-abi/qhca-abi.h>
+#include <rdma/qhca-abi.h>
+
+DECLARE_DRV_CMD(qhca_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
+		qhca_ibv_alloc_ucontext_req, qhca_ibv_alloc_ucontext_resp);
+DECLARE_DRV_CMD(qhca_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD, empty,
+		qhca_ibv_alloc_pd_resp);
+
+#endif /* QHCA_ABI_H */
