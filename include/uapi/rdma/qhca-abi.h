@@ -8,7 +8,8 @@
  *    where padding would be; __aligned_u64 for 64-bit members.
  *  - Requests start with comp_mask.  The driver rejects unknown comp_mask
  *    bits and non-zero reserved fields with EINVAL, and accepts a request
- *    that is longer than it knows only if the excess is zero.
+ *    that is longer than it knows only if the excess is zero.  A shorter
+ *    request (an older provider) reads as if zero-extended.
  *  - Responses start with comp_mask too.  The driver writes at most the
  *    length user space offered, so an older provider still works; a new
  *    field is added at the end and announced by a comp_mask bit.
