@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Unload and reload qhca.ko many times: each load must bring qhca0 back with
+# its port ACTIVE, leave no user object behind in the device (no doorbell
+# page, no PD; only the driver's own event queues, as many as on the first
+# load) and the kernel log must stay free of warnings.  TAP output.
+#
+# Environment: QHCA_KO (path of qhca.ko, set by the guest bench),
+# QHCA_RELOADS (rounds, default 20).
+set -uo pipefail
+
+: "${QHCA_KO:?QHCA_KO must name qhca.ko}"
+rounds=${QHCA_RELOADS:-20}
+ibdev=/sys/class/infiniband/qhca0
+objs=$ibdev/hw_objects
+
+num=0
+failed=0
+
+result() {
+	num=$((num + 1))
+	printf '%s %d %s\n' "$1" "$num" "$2"
+	[ "$1" = ok ] || failed=1
+}
+
+# wait_active: up to 10 s for qhca0's port to reach ACTIVE.
+wait_active() {
+	local state
+	for _ in $(seq 100); do
+		state=$(cat "$ibdev/ports/1/state" 2>/dev/null)
+		[[ $state == *ACTIVE* ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# counters: "uars pds eqs" from the driver, or nothing.
+counters() {
+	local u p e
+	u=$(cat "$objs/uars" 2>/dev/null) && p=$(cat "$objs/pds" 2>/dev/null) &&
+		e=$(cat "$objs/eqs" 2>/dev/null) && echo "$u $p $e"
+}
+
+# reload: one round; prints why it failed, if it did.
+reload() {
+	if [ -e /sys/module/qhca ]; then
+		rmmod qhca || { echo "rmmod qhca failed"; return 1; }
+	fi
+	[ -e "$ibdev" ] && { echo "qhca0 still there after rmmod"; return 1; }
+	insmod "$QHCA_KO" || { echo "insmod $QHCA_KO failed"; return 1; }
+	wait_active || { echo "qhca0 port 1 not ACTIVE within 10 s"; return 1; }
+	return 0
+}
+
+echo "TAP version 13"
+echo "1..$((rounds + 2))"
+
+marker="qhca load-unload $$ $(date +%s)"
+echo "$marker" > /dev/kmsg
+modprobe ib_uverbs
+
+# The driver's own objects on a load nobody has used yet.
+if [ ! -e /sys/module/qhca ]; then
+	insmod "$QHCA_KO" && wait_active
+fi
+first=$(counters)
+echo "# after the first load: uars pds eqs = ${first:-unreadable}"
+
+bad_counters=""
+for r in $(seq "$rounds"); do
+	if why=$(reload); then
+		now=$(counters)
+		if [ -z "$now" ] || [ "$now" != "$first" ] ||
+		   [ "${now%% *}" != 0 ] || [ "$(echo "$now" | cut -d' ' -f2)" != 0 ]; then
+			bad_counters+=" round $r: ${now:-unreadable};"
+		fi
+		result ok "reload $r: qhca0 ACTIVE"
+	else
+		result "not ok" "reload $r: $why"
+	fi
+done
+
+# uars and pds are zero after every reload; eqs as on the first load.
+if [ -z "$first" ]; then
+	result "not ok" "object counters: cannot read $objs"
+elif [ -n "$bad_counters" ]; then
+	result "not ok" "object counters (uars pds eqs, expected 0 0 ${first##* }):$bad_counters"
+else
+	result ok "object counters after every reload: $first (uars pds eqs)"
+fi
+
+log=$(dmesg | sed -n "/$marker/,\$p")
+oops=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:' <<< "$log")
+if [ -z "$log" ]; then
+	result "not ok" "kernel log: cannot read it"
+elif [ -n "$oops" ]; then
+	while IFS= read -r line; do echo "# $line"; done <<< "$oops"
+	result "not ok" "kernel log: warnings or oopses during the reloads"
+else
+	result ok "kernel log: clean"
+fi
+
+exit $failed

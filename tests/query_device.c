@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * What stock libibverbs sees of a qhca device with default properties:
+ * identity, device and port attributes, GID and P_Key tables, and the PCI
+ * function behind it.  The expected values come from the hardware spec and
+ * qhca_hw.h, not from the driver, so a driver that forwards a field wrongly
+ * (or in the wrong byte order) fails here.
+ */
+#include <endian.h>
+#include <inttypes.h>
+
+#include <qhca_hw.h>
+
+#include "qhca_test.h"
+
+/* Spec, QUERY_DEVICE and QUERY_PORT: fixed values of version 1.0. */
+#define QHCA_MAX_MR_SIZE		(1ULL << 40)
+#define QHCA_PAGE_SIZE_CAP		0xfffff000ULL
+#define QHCA_MAX_SGE			16
+#define QHCA_MAX_RD_ATOM		16
+#define QHCA_LOCAL_CA_ACK_DELAY		16
+#define QHCA_MAX_MSG_SZ			(1U << 31)
+#define QHCA_SUBNET_PREFIX		0xfe80000000000000ULL
+#define QHCA_PKEY_DEFAULT		0xffff
+#define IB_PHYS_STATE_LINK_UP		5
+#define IB_SPEED_EDR			32
+#define IB_WIDTH_4X			2
+
+FIXTURE(device)
+{
+	struct ibv_device **list;
+	struct ibv_device *dev;
+	struct ibv_context *ctx;
+};
+
+FIXTURE_SETUP(device)
+{
+	QHCA_ASSERT_DEVICE(self->list, self->dev);
+	self->ctx = ibv_open_device(self->dev);
+	ASSERT_NE(NULL, self->ctx) TH_LOG("ibv_open_device: %s",
+					  strerror(errno));
+}
+
+FIXTURE_TEARDOWN(device)
+{
+	if (self->ctx)
+		EXPECT_EQ(0, ibv_close_device(self->ctx));
+	if (self->list)
+		ibv_free_device_list(self->list);
+}
+
+TEST_F(device, identity)
+{
+	EXPECT_STREQ(QHCA_IBDEV, ibv_get_device_name(self->dev));
+	EXPECT_EQ(IBV_NODE_CA, self->dev->node_type);
+	EXPECT_EQ(IBV_TRANSPORT_IB, self->dev->transport_type);
+	EXPECT_EQ(IBV_NODE_CA, self->ctx->device->node_type);
+	/* The GUID as sysfs gives it, in network byte order like the rest. */
+	EXPECT_EQ(QHCA_DEFAULT_NODE_GUID,
+		  be64toh(ibv_get_device_guid(self->dev)));
+}
+
+TEST_F(device, query_device)
+{
+	struct ibv_device_attr attr;
+	unsigned int major, minor, micro;
+
+	memset(&attr, 0xa5, sizeof(attr));
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &attr));
+
+	EXPECT_EQ((uint32_t)QHCA_PCI_VENDOR_ID, attr.vendor_id);
+	EXPECT_EQ((uint32_t)QHCA_PCI_DEVICE_ID, attr.vendor_part_id);
+	EXPECT_EQ((uint32_t)QHCA_VERSION_1_0, attr.hw_ver);
+	EXPECT_EQ(1, attr.phys_port_cnt);
+
+	EXPECT_EQ(QHCA_DEFAULT_NODE_GUID, be64toh(attr.node_guid));
+	EXPECT_NE(0ULL, attr.sys_image_guid);
+
+	EXPECT_EQ(QHCA_DEFAULT_MAX_PDS, attr.max_pd);
+	EXPECT_EQ(QHCA_DEFAULT_MAX_QPS, attr.max_qp);
+	EXPECT_EQ(QHCA_DEFAULT_MAX_CQS, attr.max_cq);
+	EXPECT_EQ(QHCA_DEFAULT_MAX_MRS, attr.max_mr);
+	EXPECT_EQ(QHCA_DEFAULT_MAX_QP_WR, attr.max_qp_wr);
+	EXPECT_EQ(QHCA_DEFAULT_MAX_CQE, attr.max_cqe);
+	EXPECT_EQ(QHCA_MAX_SGE, attr.max_sge);
+	EXPECT_EQ(QHCA_MAX_SGE, attr.max_sge_rd);
+	EXPECT_EQ(QHCA_MAX_RD_ATOM, attr.max_qp_rd_atom);
+	EXPECT_EQ(QHCA_MAX_RD_ATOM, attr.max_qp_init_rd_atom);
+	EXPECT_EQ((uint64_t)QHCA_MAX_MR_SIZE, attr.max_mr_size);
+	EXPECT_EQ((uint64_t)QHCA_PAGE_SIZE_CAP, attr.page_size_cap);
+	EXPECT_EQ(IBV_ATOMIC_HCA, (int)attr.atomic_cap);
+	EXPECT_EQ(1, attr.max_pkeys);
+	EXPECT_EQ(QHCA_LOCAL_CA_ACK_DELAY, attr.local_ca_ack_delay);
+
+	/* fw_version is the QEMU version, major << 32 | minor << 16 | micro. */
+	ASSERT_EQ(3, sscanf(attr.fw_ver, "%u.%u.%u", &major, &minor, &micro))
+		TH_LOG("fw_ver \"%.64s\"", attr.fw_ver);
+	EXPECT_EQ(10U, major) TH_LOG("fw_ver \"%.64s\" is not QEMU 10.0",
+				     attr.fw_ver);
+	EXPECT_EQ(0U, minor) TH_LOG("fw_ver \"%.64s\" is not QEMU 10.0",
+				    attr.fw_ver);
+}
+
+TEST_F(device, query_port)
+{
+	struct ibv_port_attr attr;
+
+	memset(&attr, 0xa5, sizeof(attr));
+	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &attr));
+
+	EXPECT_EQ(IBV_PORT_ACTIVE, (int)attr.state);
+	EXPECT_EQ(IB_PHYS_STATE_LINK_UP, attr.phys_state);
+	EXPECT_EQ(IBV_LINK_LAYER_INFINIBAND, attr.link_layer);
+	EXPECT_EQ(QHCA_DEFAULT_LID, attr.lid);
+	/* The device is its own subnet manager. */
+	EXPECT_EQ(QHCA_DEFAULT_LID, attr.sm_lid);
+	EXPECT_EQ(0, attr.lmc);
+	EXPECT_EQ(IBV_MTU_4096, (int)attr.max_mtu);
+	EXPECT_EQ(IBV_MTU_4096, (int)attr.active_mtu);
+	EXPECT_EQ(1, attr.gid_tbl_len);
+	EXPECT_EQ(1, attr.pkey_tbl_len);
+	EXPECT_EQ(QHCA_MAX_MSG_SZ, attr.max_msg_sz);
+	EXPECT_EQ(IB_SPEED_EDR, attr.active_speed);
+	EXPECT_EQ(IB_WIDTH_4X, attr.active_width);
+	EXPECT_EQ(1, attr.max_vl_num);
+	EXPECT_EQ((uint32_t)(IBV_PORT_SM | IBV_PORT_TRAP_SUP),
+		  attr.port_cap_flags & (IBV_PORT_SM | IBV_PORT_TRAP_SUP));
+}
+
+TEST_F(device, query_port_invalid)
+{
+	struct ibv_port_attr attr;
+
+	/* There is one port: 0 and 2 do not exist. */
+	EXPECT_NE(0, ibv_query_port(self->ctx, 0, &attr));
+	EXPECT_NE(0, ibv_query_port(self->ctx, 2, &attr));
+}
+
+TEST_F(device, gid_table)
+{
+	union ibv_gid gid;
+
+	memset(&gid, 0xa5, sizeof(gid));
+	ASSERT_EQ(0, ibv_query_gid(self->ctx, 1, 0, &gid));
+	EXPECT_EQ(QHCA_SUBNET_PREFIX, be64toh(gid.global.subnet_prefix));
+	EXPECT_EQ(QHCA_DEFAULT_PORT_GUID, be64toh(gid.global.interface_id));
+
+	/* The table has exactly one entry. */
+	EXPECT_NE(0, ibv_query_gid(self->ctx, 1, 1, &gid));
+}
+
+TEST_F(device, pkey_table)
+{
+	__be16 pkey = 0;
+
+	ASSERT_EQ(0, ibv_query_pkey(self->ctx, 1, 0, &pkey));
+	EXPECT_EQ(QHCA_PKEY_DEFAULT, be16toh(pkey));
+
+	EXPECT_NE(0, ibv_query_pkey(self->ctx, 1, 1, &pkey));
+}
+
+TEST_F(device, sysfs)
+{
+	char buf[128], want[128];
+
+	/* The same identity through the kernel's own attribute files. */
+	ASSERT_LT(0, qhca_read_sysfs_str(QHCA_SYSFS_IBDEV "/node_guid",
+					 buf, sizeof(buf)));
+	snprintf(want, sizeof(want), "%04x:%04x:%04x:%04x",
+		 (unsigned int)(QHCA_DEFAULT_NODE_GUID >> 48) & 0xffff,
+		 (unsigned int)(QHCA_DEFAULT_NODE_GUID >> 32) & 0xffff,
+		 (unsigned int)(QHCA_DEFAULT_NODE_GUID >> 16) & 0xffff,
+		 (unsigned int)QHCA_DEFAULT_NODE_GUID & 0xffff);
+	EXPECT_STREQ(want, buf);
+
+	ASSERT_LT(0, qhca_read_sysfs_str(QHCA_SYSFS_IBDEV "/node_type",
+					 buf, sizeof(buf)));
+	EXPECT_STREQ("1: CA", buf);
+
+	ASSERT_LT(0, qhca_read_sysfs_str(QHCA_SYSFS_IBDEV "/ports/1/state",
+					 buf, sizeof(buf)));
+	EXPECT_STREQ("4: ACTIVE", buf);
+
+	ASSERT_LT(0, qhca_read_sysfs_str(QHCA_SYSFS_IBDEV "/ports/1/link_layer",
+					 buf, sizeof(buf)));
+	EXPECT_STREQ("InfiniBand", buf);
+}
+
+TEST_F(device, pci_function)
+{
+	char buf[256], want[128];
+	char *slash;
+	ssize_t len;
+
+	snprintf(want, sizeof(want),
+		 "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X",
+		 QHCA_PCI_VENDOR_ID, QHCA_PCI_DEVICE_ID,
+		 QHCA_PCI_SUBSYSTEM_VENDOR_ID, QHCA_PCI_SUBSYSTEM_ID,
+		 QHCA_PCI_CLASS >> 8, QHCA_PCI_CLASS & 0xff, 0);
+	ASSERT_LT(0, qhca_read_sysfs_str(QHCA_SYSFS_IBDEV "/device/modalias",
+					 buf, sizeof(buf)));
+	EXPECT_STREQ(want, buf);
+
+	ASSERT_LT(0, qhca_read_sysfs_str(QHCA_SYSFS_IBDEV "/device/revision",
+					 buf, sizeof(buf)));
+	EXPECT_EQ(QHCA_PCI_REVISION, strtol(buf, NULL, 16));
+
+	/* And the function is bound to the qhca driver. */
+	len = readlink(QHCA_SYSFS_IBDEV "/device/driver", buf, sizeof(buf) - 1);
+	ASSERT_LT(0, len);
+	buf[len] = '\0';
+	slash = strrchr(buf, '/');
+	EXPECT_STREQ("qhca", slash ? slash + 1 : buf);
+}
+
+TEST_HARNESS_MAIN
