@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca object tables: the handles of UARs, PDs and EQs.
+ *
+ * Each table is a bitmap sized by a device property.  A handle is an index
+ * into it; later object types (CQ, QP, MR) get a table of their own here.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bitmap.h"
+#include "qhca.h"
+#include "trace.h"
+
+void qhca_table_init(QhcaTable *t, const char *name, uint32_t size)
+{
+    t->name = name;
+    t->size = size;
+    t->used = 0;
+    t->first_free = 0;
+    t->map = bitmap_new(size);
+}
+
+void qhca_table_fini(QhcaTable *t)
+{
+    g_free(t->map);
+    t->map = NULL;
+    t->size = 0;
+    t->used = 0;
+}
+
+void qhca_table_reset(QhcaTable *t)
+{
+    bitmap_zero(t->map, t->size);
+    t->used = 0;
+    t->first_free = 0;
+}
+
+/*
+ * Take the lowest free handle, so handles stay small and reusable.  The
+ * search starts at first_free: a guest that keeps a large table nearly
+ * full must not make every allocation scan it from the start.
+ */
+bool qhca_table_alloc(QhcaTable *t, uint32_t *handle)
+{
+    unsigned long i;
+
+    if (t->used == t->size) {
+        trace_qhca_table_full(t->name, t->size);
+        return false;
+    }
+    i = find_next_zero_bit(t->map, t->size, t->first_free);
+    assert(i < t->size);
+    set_bit(i, t->map);
+    t->used++;
+    t->first_free = i + 1;
+    *handle = i;
+    trace_qhca_table_alloc(t->name, *handle);
+    return true;
+}
+
+bool qhca_table_live(QhcaTable *t, uint32_t handle)
+{
+    return handle < t->size && test_bit(handle, t->map);
+}
+
+void qhca_table_free(QhcaTable *t, uint32_t handle)
+{
+    assert(qhca_table_live(t, handle));
+    clear_bit(handle, t->map);
+    t->used--;
+    t->first_free = MIN(t->first_free, handle);
+    trace_qhca_table_free(t->name, handle);
+}
+
+void qhca_objects_init(QhcaState *s)
+{
+    qhca_table_init(&s->uars, "uar", s->params.max_uars);
+    qhca_table_init(&s->pds, "pd", s->params.max_pds);
+    qhca_table_init(&s->eqs, "eq", s->params.max_eqs);
+    s->eq = g_new0(QhcaEq, s->params.max_eqs);
+}
+
+void qhca_objects_fini(QhcaState *s)
+{
+    qhca_table_fini(&s->uars);
+    qhca_table_fini(&s->pds);
+    qhca_table_fini(&s->eqs);
+    g_free(s->eq);
+    s->eq = NULL;
+}
+
+void qhca_objects_reset(QhcaState *s)
+{
+    qhca_table_reset(&s->uars);
+    qhca_table_reset(&s->pds);
+    qhca_table_reset(&s->eqs);
+    memset(s->eq, 0, sizeof(*s->eq) * s->params.max_eqs);
+}

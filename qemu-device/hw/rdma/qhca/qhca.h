@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca: an emulated InfiniBand host channel adapter.
+ *
+ * Internal state shared by the files of the device model.  The interface
+ * the guest sees is hw/rdma/qhca_hw.h, described in prose by the project's
+ * Documentation/hw/qhca-hw-spec.rst; nothing here is visible to the guest.
+ */
+#ifndef HW_RDMA_QHCA_H
+#define HW_RDMA_QHCA_H
+
+#include "hw/pci/pci_device.h"
+#include "qemu/log.h"
+#include "qom/object.h"
+#include "hw/rdma/qhca_hw.h"
+
+#define TYPE_QHCA "qhca"
+OBJECT_DECLARE_SIMPLE_TYPE(QhcaState, QHCA)
+
+/*
+ * Property limits.  Each keeps a handle or index inside the field that
+ * carries it (EQ_DB has 8 bits for the EQ, BAR 2 doorbells 16 bits for the
+ * queue number and index) and every table a sane size.
+ */
+#define QHCA_MAX_UARS           4096        /* 16 MiB of doorbell BAR */
+#define QHCA_MAX_PDS            (1u << 24)
+#define QHCA_MAX_EQS            256
+#define QHCA_MAX_QPS            65536
+#define QHCA_MAX_CQS            65536
+#define QHCA_MAX_MRS            (1u << 24)
+#define QHCA_MAX_QP_WR          65536
+#define QHCA_MAX_CQE            65536
+#define QHCA_MIN_MSIX_VECTORS   2
+#define QHCA_MAX_MSIX_VECTORS   64
+#define QHCA_MAX_LID            0xbfff      /* highest unicast LID */
+
+/* Fixed limits reported by QUERY_DEVICE (see the spec). */
+#define QHCA_MAX_EQE            32768
+#define QHCA_MAX_EQ_DEPTH_LOG2  15          /* log2(QHCA_MAX_EQE) */
+#define QHCA_PORT_NUM           1
+
+typedef struct QhcaParams {
+    uint16_t lid;
+    uint64_t node_guid;         /* 0: derive from the LID */
+    uint64_t port_guid;         /* 0: node_guid + 1 */
+    uint32_t max_pds;
+    uint32_t max_uars;
+    uint32_t max_eqs;
+    uint32_t max_qps;
+    uint32_t max_cqs;
+    uint32_t max_mrs;
+    uint32_t max_qp_wr;
+    uint32_t max_cqe;
+    uint32_t msix_vectors;
+} QhcaParams;
+
+/* A table of object handles 0 .. size - 1. */
+typedef struct QhcaTable {
+    const char *name;
+    unsigned long *map;
+    uint32_t size;
+    uint32_t used;
+    uint32_t first_free;        /* no free handle below this one */
+} QhcaTable;
+
+typedef struct QhcaEq {
+    uint64_t base;
+    uint32_t entries;           /* a power of two */
+    uint32_t head;              /* consumer index, from EQ_DB */
+    uint32_t tail;              /* next slot the device writes */
+    uint32_t event_mask;
+    uint16_t vector;
+    uint8_t phase;
+    uint64_t dropped;           /* events lost to a full queue */
+} QhcaEq;
+
+typedef struct QhcaAdminQueue {
+    /* The registers, as written. */
+    uint64_t sq_base;
+    uint64_t cq_base;
+    uint32_t cfg;
+
+    /* The rings while READY; see qhca_aq_start(). */
+    uint32_t entries;
+    uint16_t vector;
+    uint32_t sq_head;           /* next SQE the device reads */
+    uint32_t sq_tail;           /* from AQ_SQ_DB */
+    uint32_t cq_head;           /* from AQ_CQ_DB */
+    uint32_t cq_tail;           /* next CQE slot the device writes */
+    uint8_t phase;
+    QEMUBH *bh;
+} QhcaAdminQueue;
+
+typedef struct QhcaCounters {
+    uint64_t admin_cmds;
+    uint64_t admin_errors;
+    uint64_t doorbells;
+    uint64_t guest_errors;
+} QhcaCounters;
+
+struct QhcaState {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar0;          /* registers + MSI-X table and PBA */
+    MemoryRegion regs;
+    MemoryRegion db_bar;
+
+    QhcaParams params;
+
+    uint32_t ctrl;
+    uint32_t status;
+    uint32_t error;
+
+    QhcaAdminQueue aq;
+    QhcaTable uars;
+    QhcaTable pds;
+    QhcaTable eqs;
+    QhcaEq *eq;                 /* params.max_eqs entries */
+    QhcaCounters counters;
+};
+
+/*
+ * Report a guest error: the trace event qhca_err_<event> with the
+ * arguments, the same text under -d guest_errors, the guest error counter
+ * and, unless @err is QHCA_ERR_NONE, the ERROR register.  Command errors
+ * pass QHCA_ERR_NONE: their status goes to the completion instead.
+ */
+#define qhca_guest_error(s, err, event, fmt, ...)                           \
+    do {                                                                    \
+        trace_qhca_err_##event(__VA_ARGS__);                                \
+        qemu_log_mask(LOG_GUEST_ERROR, "qhca: %s: " fmt "\n", #event,       \
+                      ## __VA_ARGS__);                                      \
+        qhca_count_guest_error(s, err);                                     \
+    } while (0)
+
+static inline void qhca_count_guest_error(QhcaState *s, enum qhca_error err)
+{
+    s->counters.guest_errors++;
+    if (err != QHCA_ERR_NONE) {
+        s->error = err;
+    }
+}
+
+static inline bool qhca_is_ready(QhcaState *s)
+{
+    return (s->status & (QHCA_STATUS_READY | QHCA_STATUS_FATAL)) ==
+           QHCA_STATUS_READY;
+}
+
+/* The command being executed, for the handlers' error reports. */
+typedef struct QhcaCmd {
+    uint16_t opcode;
+    uint16_t cmd_id;
+    const char *name;
+} QhcaCmd;
+
+/* qhca-pci.c */
+void qhca_irq(QhcaState *s, unsigned vector);
+
+/* qhca-regs.c */
+extern const MemoryRegionOps qhca_reg_ops;
+void qhca_device_reset(QhcaState *s);
+void qhca_fatal(QhcaState *s);
+
+/* qhca-doorbell.c */
+extern const MemoryRegionOps qhca_db_ops;
+
+/* qhca-dma.c */
+bool qhca_dma_in_ram(QhcaState *s, uint64_t addr, uint64_t len,
+                     bool is_write);
+bool qhca_dma_read(QhcaState *s, uint64_t addr, void *buf, uint64_t len);
+bool qhca_dma_write(QhcaState *s, uint64_t addr, const void *buf,
+                    uint64_t len);
+bool qhca_dma_write_entry(QhcaState *s, uint64_t addr, void *entry,
+                          size_t size, size_t flags_offset, uint8_t phase);
+void qhca_dma_ring_failed(QhcaState *s, const char *ring, uint64_t addr);
+
+/* qhca-admin.c */
+void qhca_aq_init(QhcaState *s);
+void qhca_aq_fini(QhcaState *s);
+void qhca_aq_reset(QhcaState *s);
+bool qhca_aq_check_config(QhcaState *s);
+void qhca_aq_start(QhcaState *s);
+void qhca_aq_stop(QhcaState *s);
+void qhca_aq_sq_doorbell(QhcaState *s, uint32_t val);
+void qhca_aq_cq_doorbell(QhcaState *s, uint32_t val);
+
+/* qhca-cmd.c */
+uint8_t qhca_cmd_execute(QhcaState *s, const struct qhca_aq_sqe *sqe,
+                         uint32_t *result);
+uint8_t qhca_cmd_reject(QhcaState *s, const QhcaCmd *cmd, uint8_t status,
+                        const char *why);
+
+/* qhca-objects.c */
+void qhca_table_init(QhcaTable *t, const char *name, uint32_t size);
+void qhca_table_fini(QhcaTable *t);
+void qhca_table_reset(QhcaTable *t);
+bool qhca_table_alloc(QhcaTable *t, uint32_t *handle);
+bool qhca_table_live(QhcaTable *t, uint32_t handle);
+void qhca_table_free(QhcaTable *t, uint32_t handle);
+void qhca_objects_init(QhcaState *s);
+void qhca_objects_fini(QhcaState *s);
+void qhca_objects_reset(QhcaState *s);
+
+/* qhca-eq.c */
+uint8_t qhca_eq_create(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_create_eq *p, uint32_t *eqn);
+uint8_t qhca_eq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t eqn);
+void qhca_eq_doorbell(QhcaState *s, uint32_t val);
+
+/* Port state follows the device: the port is up while the device is ready. */
+static inline bool qhca_port_active(QhcaState *s)
+{
+    return qhca_is_ready(s);
+}
+
+#endif /* HW_RDMA_QHCA_H */
