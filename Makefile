@@ -27,7 +27,7 @@ kernel: deps
 	@$(TOOLS)/build/kernel
 
 module: kernel
-	@$(TOOLS)/build/module
+	@$(TOOLS)/build/module >/dev/null
 
 rdma-core: deps
 	@$(TOOLS)/build/rdma-core
