@@ -13,7 +13,7 @@ SHELL := /bin/bash
 TOOLS := tools
 
 .PHONY: all deps qemu kernel module rdma-core linux-source guest tests \
-	run check shell clean distclean
+	run check bench shell clean distclean
 
 all: qemu module rdma-core guest tests
 
@@ -46,6 +46,11 @@ run: all
 
 check: all
 	@$(TOOLS)/check
+
+# The perftest matrix on qhca0 and on rxe (and siw where the kernel has it)
+# in one guest boot, with the ratios; figures, not a test.
+bench: all
+	@$(TOOLS)/vm --timeout 3600 -- $(CURDIR)/$(TOOLS)/bench/perf-matrix
 
 shell: all
 	@$(TOOLS)/vm
