@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * qhca hardware interface, version 1.0.
+ * qhca hardware interface, version 1.1.
  *
  * This is the one description of the device's registers, admin commands,
  * queues and entries.  The QEMU device model, the Linux driver and the
@@ -100,6 +100,8 @@
 
 #define QHCA_MAGIC			0x41434851	/* "QHCA" */
 #define QHCA_VERSION_1_0		0x00010000
+#define QHCA_VERSION_1_1		0x00010001
+#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_1
 
 /* CAPS: no optional capabilities are defined in version 1.0. */
 #define QHCA_CAP_RSVD			0xffffffff
@@ -136,6 +138,15 @@ enum qhca_aq_opcode {
 	QHCA_CMD_CREATE_EQ	= 0x07,
 	QHCA_CMD_DESTROY_EQ	= 0x08,
 	QHCA_CMD_QUERY_STATS	= 0x09,
+	QHCA_CMD_REG_MR		= 0x0a,
+	QHCA_CMD_DEREG_MR	= 0x0b,
+	QHCA_CMD_CREATE_CQ	= 0x0c,
+	QHCA_CMD_DESTROY_CQ	= 0x0d,
+	QHCA_CMD_CREATE_QP	= 0x0e,
+	QHCA_CMD_MODIFY_QP	= 0x0f,
+	QHCA_CMD_QUERY_QP	= 0x10,
+	QHCA_CMD_DESTROY_QP	= 0x11,
+	QHCA_CMD_QUERY_COUNTERS	= 0x12,
 };
 
 enum qhca_aq_status {
@@ -291,12 +302,14 @@ struct qhca_stats {
 	__le32 uars;
 	__le32 pds;
 	__le32 eqs;
-	__le32 rsvd0;
+	__le32 cqs;
+	__le32 qps;
+	__le32 mrs;
+	__le32 rsvd0[2];
 	__le64 admin_cmds;	/* admin commands executed */
 	__le64 admin_errors;	/* admin commands that did not succeed */
 	__le64 doorbells;	/* doorbell page writes */
 	__le64 guest_errors;	/* everything logged as a guest error */
-	__le64 rsvd1[2];
 };
 QHCA_ASSERT_SIZE(qhca_stats, 64);
 
@@ -311,6 +324,8 @@ enum qhca_event_type {
 	QHCA_EVENT_CQ_ERROR	= 4,	/* data: CQ number */
 	QHCA_EVENT_QP_FATAL	= 5,	/* data: QP number */
 	QHCA_EVENT_DEVICE_FATAL	= 6,
+	QHCA_EVENT_QP_REQ_ERR	= 7,	/* data: QP number */
+	QHCA_EVENT_QP_ACCESS_ERR = 8,	/* data: QP number */
 };
 
 /* Written with the phase bit last, with the same phase rule as the AQ CQ. */
@@ -329,14 +344,347 @@ QHCA_ASSERT_SIZE(qhca_eqe, 16);
 /* ------------------------------------------------------------------ */
 
 /*
- * A doorbell is one 32-bit write.  Version 1.0 defines the offsets; the
- * queues they ring arrive with the data path.  A write to a page that is
- * not allocated, or to an undefined offset, is a guest error and ignored.
+ * A doorbell is one 32-bit write of a queue number and a free-running
+ * 16-bit index.  A write to a page that is not allocated, to an undefined
+ * offset, for a queue that does not belong to the page's UAR, or with an
+ * index that moves further than the ring holds, is a guest error and is
+ * ignored.
  */
-#define QHCA_DB_SQ		0x000
-#define QHCA_DB_RQ		0x008
-#define QHCA_DB_CQ		0x010
+#define QHCA_DB_SQ		0x000	/* SQ producer index */
+#define QHCA_DB_RQ		0x008	/* RQ producer index */
+#define QHCA_DB_CQ_ARM		0x010	/* arm: next completion */
+#define QHCA_DB_CQ_ARM_SOL	0x018	/* arm: next solicited or error */
 #define   QHCA_DB_QUEUE_IDX	0x0000ffff	/* producer/consumer index */
 #define   QHCA_DB_QUEUE_NUM	0xffff0000	/* QP or CQ number */
+
+/* ------------------------------------------------------------------ */
+/* Data path objects: memory regions, completion queues, queue pairs   */
+/* ------------------------------------------------------------------ */
+
+/* Access flags of MRs and QPs: the values of enum ib_access_flags. */
+#define QHCA_ACCESS_LOCAL_WRITE		0x01
+#define QHCA_ACCESS_REMOTE_WRITE	0x02
+#define QHCA_ACCESS_REMOTE_READ		0x04
+#define QHCA_ACCESS_REMOTE_ATOMIC	0x08
+#define QHCA_ACCESS_ALL			0x0f
+
+/*
+ * An lkey or rkey is the MR's table index shifted left by 8 with an 8-bit
+ * key chosen by the driver, so that a stale key of a reused index fails.
+ */
+#define QHCA_MKEY_KEY			0x000000ff
+#define QHCA_MKEY_INDEX			0xffffff00
+
+/*
+ * REG_MR: result is the MR's table index.  The device copies the page list
+ * at registration: later changes to it have no effect.
+ *   flags PHYS: no page list; addresses are guest bus addresses and must
+ *     lie in guest RAM (kernel DMA MRs); iova must be 0.
+ *   flags PBL_INDIRECT: pbl_addr points to a list of 4 KiB pages, each
+ *     holding 512 page addresses; otherwise it points to npages addresses.
+ * The MR covers [iova, iova + length); the first page holds iova rounded
+ * down to the page size 2^page_shift (12 .. 30), and npages pages cover
+ * the whole range.
+ */
+struct qhca_cmd_reg_mr {
+	__le64 iova;
+	__le64 length;
+	__le64 pbl_addr;
+	__le32 pdn;
+	__le32 npages;
+	__u8 access;		/* QHCA_ACCESS_* */
+	__u8 key;		/* the low 8 bits of lkey and rkey */
+	__u8 page_shift;
+	__u8 flags;		/* QHCA_MR_F_* */
+	__le32 rsvd;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_reg_mr, 40);
+#define QHCA_MR_F_PHYS			0x01
+#define QHCA_MR_F_PBL_INDIRECT		0x02
+#define QHCA_MR_F_RSVD			0xfc
+#define QHCA_PBL_ENTRIES_PER_PAGE	512
+#define QHCA_MR_MIN_PAGE_SHIFT		12
+#define QHCA_MR_MAX_PAGE_SHIFT		30
+
+/*
+ * CREATE_CQ: result is the CQ number (1 .. max-cqs; 0 is never used).
+ * The ring is 2^depth_log2 entries of struct qhca_cqe, contiguous in
+ * guest RAM.  The consumer writes its free-running 32-bit consumer index
+ * to the 4-byte record at dbrec_addr; the device reads it only when the
+ * ring looks full.  Completion events go to EQ eqn.
+ */
+struct qhca_cmd_create_cq {
+	__le64 ring_addr;	/* QHCA_QUEUE_ALIGN aligned */
+	__le64 dbrec_addr;	/* 4-byte aligned */
+	__le32 eqn;
+	__le32 uar;		/* the UAR whose page may arm this CQ */
+	__u8 depth_log2;	/* 1 .. log2(max_cqe) */
+	__u8 rsvd0[7];
+	__le64 rsvd1;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_create_cq, 40);
+
+/* QP types. */
+enum qhca_qp_type {
+	QHCA_QPT_RC	= 2,	/* as enum ib_qp_type */
+};
+
+/* QP states: the values of enum ib_qp_state. */
+enum qhca_qp_state {
+	QHCA_QPS_RESET	= 0,
+	QHCA_QPS_INIT	= 1,
+	QHCA_QPS_RTR	= 2,
+	QHCA_QPS_RTS	= 3,
+	QHCA_QPS_SQD	= 4,
+	QHCA_QPS_SQE	= 5,
+	QHCA_QPS_ERR	= 6,
+};
+
+/*
+ * CREATE_QP: result is the QP number (2 .. max-qps + 1; QP0 and QP1 are
+ * the special QPs and are never handed out).  The SQ and RQ rings are
+ * 2^depth entries of 2^stride bytes, contiguous in guest RAM.
+ */
+struct qhca_cmd_create_qp {
+	__le64 sq_addr;		/* QHCA_QUEUE_ALIGN aligned */
+	__le64 rq_addr;
+	__le32 pdn;
+	__le32 uar;		/* the UAR whose page rings this QP */
+	__le16 send_cqn;
+	__le16 recv_cqn;
+	__u8 type;		/* enum qhca_qp_type */
+	__u8 flags;		/* QHCA_QP_F_* */
+	__u8 sq_depth_log2;	/* 1 .. log2(max_qp_wr) */
+	__u8 sq_stride_log2;	/* 6 .. 10: 64 .. 1024-byte WQEs */
+	__u8 rq_depth_log2;
+	__u8 rq_stride_log2;	/* 4 .. 10 */
+	__u8 rsvd[6];
+};
+QHCA_ASSERT_SIZE(qhca_cmd_create_qp, 40);
+#define QHCA_QP_F_SQ_SIG_ALL		0x01
+#define QHCA_QP_F_RSVD			0xfe
+#define QHCA_SQ_MIN_STRIDE_LOG2		6
+#define QHCA_RQ_MIN_STRIDE_LOG2		4
+#define QHCA_WQE_MAX_STRIDE_LOG2	10
+
+/* MODIFY_QP attribute mask: which fields of qhca_cmd_modify_qp apply. */
+#define QHCA_QP_ATTR_STATE		0x0001
+#define QHCA_QP_ATTR_ACCESS		0x0002
+#define QHCA_QP_ATTR_PATH		0x0004	/* dlid, sl, path_mtu */
+#define QHCA_QP_ATTR_DEST_QPN		0x0008
+#define QHCA_QP_ATTR_RQ_PSN		0x0010
+#define QHCA_QP_ATTR_SQ_PSN		0x0020
+#define QHCA_QP_ATTR_TIMEOUT		0x0040
+#define QHCA_QP_ATTR_RETRY_CNT		0x0080
+#define QHCA_QP_ATTR_RNR_RETRY		0x0100
+#define QHCA_QP_ATTR_MIN_RNR_TIMER	0x0200
+#define QHCA_QP_ATTR_MAX_RD_ATOMIC	0x0400
+#define QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	0x0800
+#define QHCA_QP_ATTR_RSVD		0xfffff000
+
+/*
+ * MODIFY_QP: no result.  The device checks the transition (the table of
+ * the spec) and the attributes each transition requires, as
+ * ib_modify_qp_is_ok() does; a bad one is BAD_STATE or BAD_PARAM and
+ * leaves the QP as it was.
+ */
+struct qhca_cmd_modify_qp {
+	__le32 qpn;
+	__le32 attr_mask;	/* QHCA_QP_ATTR_* */
+	__le32 dest_qpn;
+	__le32 sq_psn;		/* 24 bits */
+	__le32 rq_psn;		/* 24 bits */
+	__le16 dlid;
+	__u8 state;		/* enum qhca_qp_state */
+	__u8 access;		/* QHCA_ACCESS_REMOTE_* */
+	__u8 path_mtu;		/* as enum ib_mtu: 1 (256) .. 5 (4096) */
+	__u8 sl;
+	__u8 timeout;		/* 4.096 us * 2^timeout; 0 = infinite */
+	__u8 retry_cnt;		/* 0 .. 7 */
+	__u8 rnr_retry;		/* 0 .. 7; 7 = infinite */
+	__u8 min_rnr_timer;	/* IB encoding, 0 .. 31 */
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__le32 rsvd[2];
+};
+QHCA_ASSERT_SIZE(qhca_cmd_modify_qp, 40);
+
+/* QUERY_QP: payload struct qhca_cmd_handle; response struct qhca_qp_attr. */
+struct qhca_qp_attr {
+	__le32 qpn;
+	__le32 dest_qpn;
+	__le32 sq_psn;		/* next PSN the requester sends */
+	__le32 rq_psn;		/* next PSN the responder expects */
+	__le16 dlid;
+	__le16 send_cqn;
+	__le16 recv_cqn;
+	__le16 sq_ci;		/* SQ entries consumed, free-running */
+	__le16 rq_ci;		/* RQ entries consumed, free-running */
+	__u8 state;
+	__u8 access;
+	__u8 path_mtu;
+	__u8 sl;
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 rnr_retry;
+	__u8 min_rnr_timer;
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__u8 type;
+	__u8 flags;
+	__le16 rsvd0;
+	__le32 rsvd1[6];
+};
+QHCA_ASSERT_SIZE(qhca_qp_attr, 64);
+
+/* QUERY_COUNTERS: response struct qhca_counters, free-running counts. */
+enum qhca_counter {
+	QHCA_CNT_SQ_WQES,		/* send WQEs executed */
+	QHCA_CNT_RQ_WQES,		/* receive WQEs consumed */
+	QHCA_CNT_CQES,			/* CQEs written */
+	QHCA_CNT_TX_PACKETS,		/* transport packets sent */
+	QHCA_CNT_RX_PACKETS,		/* transport packets received */
+	QHCA_CNT_TX_BYTES,		/* payload bytes sent */
+	QHCA_CNT_RX_BYTES,		/* payload bytes received */
+	QHCA_CNT_RNR_NAKS_SENT,
+	QHCA_CNT_RNR_NAKS_RCVD,
+	QHCA_CNT_RETRIES,		/* transport retries (timeouts) */
+	QHCA_CNT_ERR_LOC_LEN,
+	QHCA_CNT_ERR_LOC_QP_OP,
+	QHCA_CNT_ERR_LOC_PROT,
+	QHCA_CNT_ERR_REM_INV_REQ,
+	QHCA_CNT_ERR_REM_ACCESS,
+	QHCA_CNT_ERR_REM_OP,
+	QHCA_CNT_ERR_RETRY_EXC,
+	QHCA_CNT_ERR_RNR_RETRY_EXC,
+	QHCA_CNT_ERR_WR_FLUSH,
+	QHCA_CNT_CQ_OVERRUNS,
+	QHCA_CNT_DOORBELLS,
+	QHCA_CNT_BAD_DOORBELLS,
+	QHCA_CNT_COMPLETION_EVENTS,
+	QHCA_CNT_ASYNC_EVENTS,
+	QHCA_CNT_NUM
+};
+
+struct qhca_counters {
+	__le64 cnt[32];		/* indexed by enum qhca_counter */
+};
+QHCA_ASSERT_SIZE(qhca_counters, 256);
+
+/* ------------------------------------------------------------------ */
+/* Work queue entries                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Send opcodes: the values of enum ibv_wr_opcode. */
+enum qhca_wr_opcode {
+	QHCA_WR_RDMA_WRITE		= 0,
+	QHCA_WR_RDMA_WRITE_WITH_IMM	= 1,
+	QHCA_WR_SEND			= 2,
+	QHCA_WR_SEND_WITH_IMM		= 3,
+	QHCA_WR_RDMA_READ		= 4,
+	QHCA_WR_ATOMIC_CMP_AND_SWP	= 5,
+	QHCA_WR_ATOMIC_FETCH_AND_ADD	= 6,
+};
+
+/*
+ * Send WQE: this 64-byte header, then either num_sge struct qhca_sge or,
+ * with QHCA_WQE_F_INLINE, inline_len bytes of data, within the QP's SQ
+ * stride.  remote_addr/rkey serve RDMA and atomic operations; compare_add
+ * and swap serve atomics (8 bytes at an 8-byte aligned remote address,
+ * result written to the one 8-byte SGE).
+ */
+struct qhca_sq_wqe {
+	__le64 wr_id;
+	__u8 opcode;		/* enum qhca_wr_opcode */
+	__u8 flags;		/* QHCA_WQE_F_* */
+	__u8 num_sge;
+	__u8 rsvd0;
+	__be32 imm_data;	/* the immediate, big endian as posted */
+	__le64 remote_addr;
+	__le32 rkey;
+	__le32 inline_len;
+	__le64 compare_add;
+	__le64 swap;
+	__le32 rsvd1[4];
+};
+QHCA_ASSERT_SIZE(qhca_sq_wqe, 64);
+#define QHCA_WQE_F_SIGNALED		0x01
+#define QHCA_WQE_F_SOLICITED		0x02
+#define QHCA_WQE_F_FENCE		0x04
+#define QHCA_WQE_F_INLINE		0x08
+#define QHCA_WQE_F_RSVD			0xf0
+
+struct qhca_sge {
+	__le64 addr;
+	__le32 length;
+	__le32 lkey;
+};
+QHCA_ASSERT_SIZE(qhca_sge, 16);
+
+/* Receive WQE: this 16-byte header, then num_sge struct qhca_sge. */
+struct qhca_rq_wqe {
+	__le64 wr_id;
+	__u8 num_sge;
+	__u8 rsvd[7];
+};
+QHCA_ASSERT_SIZE(qhca_rq_wqe, 16);
+
+/* ------------------------------------------------------------------ */
+/* Completion queue entries                                            */
+/* ------------------------------------------------------------------ */
+
+/* Completion opcodes: the values of enum ibv_wc_opcode. */
+enum qhca_wc_opcode {
+	QHCA_WC_SEND			= 0,
+	QHCA_WC_RDMA_WRITE		= 1,
+	QHCA_WC_RDMA_READ		= 2,
+	QHCA_WC_COMP_SWAP		= 3,
+	QHCA_WC_FETCH_ADD		= 4,
+	QHCA_WC_RECV			= 128,
+	QHCA_WC_RECV_RDMA_WITH_IMM	= 129,
+};
+
+/* Completion status: the values of enum ibv_wc_status / ib_wc_status. */
+enum qhca_wc_status {
+	QHCA_WC_SUCCESS			= 0,
+	QHCA_WC_LOC_LEN_ERR		= 1,
+	QHCA_WC_LOC_QP_OP_ERR		= 2,
+	QHCA_WC_LOC_PROT_ERR		= 4,
+	QHCA_WC_WR_FLUSH_ERR		= 5,
+	QHCA_WC_BAD_RESP_ERR		= 7,
+	QHCA_WC_LOC_ACCESS_ERR		= 8,
+	QHCA_WC_REM_INV_REQ_ERR		= 9,
+	QHCA_WC_REM_ACCESS_ERR		= 10,
+	QHCA_WC_REM_OP_ERR		= 11,
+	QHCA_WC_RETRY_EXC_ERR		= 12,
+	QHCA_WC_RNR_RETRY_EXC_ERR	= 13,
+	QHCA_WC_FATAL_ERR		= 19,
+	QHCA_WC_GENERAL_ERR		= 21,
+};
+
+/*
+ * CQE: written whole, then the owner byte with the phase bit (same rule as
+ * the admin CQ).  wqe_idx is the free-running 16-bit index, in its SQ or
+ * RQ, of the WQE this completes: a completed send WQE frees its slot and
+ * every earlier one.  opcode is valid in error and flush CQEs too; its
+ * bit 7 tells receives from sends.
+ */
+struct qhca_cqe {
+	__le64 wr_id;
+	__le32 byte_len;
+	__be32 imm_data;	/* as posted, with QHCA_CQE_F_IMM */
+	__le32 qpn;
+	__le32 src_qp;
+	__le16 wqe_idx;
+	__le16 slid;
+	__u8 opcode;		/* enum qhca_wc_opcode */
+	__u8 status;		/* enum qhca_wc_status */
+	__u8 flags;		/* QHCA_CQE_F_* */
+	__u8 owner;		/* QHCA_CQE_OWNER_PHASE, written last */
+};
+QHCA_ASSERT_SIZE(qhca_cqe, 32);
+#define QHCA_CQE_F_IMM			0x01
+#define QHCA_CQE_F_SOLICITED		0x02
+#define QHCA_CQE_OWNER_PHASE		0x01
 
 #endif /* QHCA_HW_H */

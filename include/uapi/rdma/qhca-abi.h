@@ -43,4 +43,43 @@ struct qhca_ibv_alloc_pd_resp {
 	__u32 pdn;
 };
 
+/* CREATE_CQ: the driver allocates the ring; the provider maps it. */
+struct qhca_ibv_create_cq_req {
+	__u32 comp_mask;	/* none defined */
+	__u32 reserved;
+};
+
+struct qhca_ibv_create_cq_resp {
+	__u32 comp_mask;	/* none defined */
+	__u32 cqn;
+	__aligned_u64 ring_mmap_key;	/* mmap() offset of ring and record */
+	__u32 ring_mmap_size;	/* bytes to map at that offset */
+	__u32 cqe_count;	/* ring entries, a power of two */
+	__u32 dbrec_offset;	/* consumer index record in the mapping */
+	__u32 cqe_size;		/* sizeof(struct qhca_cqe) */
+};
+
+/* CREATE_QP: the driver allocates the SQ and RQ; the provider maps them. */
+struct qhca_ibv_create_qp_req {
+	__u32 comp_mask;	/* none defined */
+	__u32 reserved;
+};
+
+struct qhca_ibv_create_qp_resp {
+	__u32 comp_mask;	/* none defined */
+	__u32 qpn;
+	__aligned_u64 sq_mmap_key;
+	__aligned_u64 rq_mmap_key;
+	__u32 sq_mmap_size;
+	__u32 rq_mmap_size;
+	__u32 sq_depth;		/* WQEs, a power of two */
+	__u32 sq_stride;	/* bytes per WQE */
+	__u32 rq_depth;
+	__u32 rq_stride;
+	__u32 max_inline_data;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 reserved;
+};
+
 #endif /* QHCA_ABI_USER_H */
