@@ -10,285 +10,8 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
-#include "libqtest.h"
-#include "libqos/pci-pc.h"
-#include "libqos/malloc-pc.h"
 #include "hw/pci/pci_regs.h"
-#include "hw/rdma/qhca_hw.h"
-
-#define QHCA_TIMEOUT_US     (5 * G_USEC_PER_SEC)
-
-/* q35 with qtest's default 128 MiB: RAM ends here, below the PCI hole. */
-#define RAM_END             0x8000000ull
-
-typedef struct QhcaTest {
-    QTestState *qts;
-    QGuestAllocator alloc;
-    QPCIBus *bus;
-    QPCIDevice *dev;
-    QPCIBar bar0;
-    QPCIBar bar2;
-    uint64_t bar2_size;
-
-    /* The admin queue, as the driver keeps it. */
-    uint64_t sq;
-    uint64_t cq;
-    uint32_t entries;
-    uint8_t vector;             /* MSI-X vector of admin completions */
-    uint32_t sq_tail;
-    uint32_t cq_head;
-    uint8_t phase;
-    uint16_t next_id;
-    uint64_t resp;              /* a 4 KiB response buffer */
-} QhcaTest;
-
-typedef struct QhcaCompletion {
-    uint16_t cmd_id;
-    uint8_t status;
-    uint32_t result;
-    uint16_t sq_head;
-} QhcaCompletion;
-
-static void save_device(QPCIDevice *dev, int devfn, void *data)
-{
-    *(QPCIDevice **)data = dev;
-}
-
-static uint32_t rd(QhcaTest *t, uint32_t reg)
-{
-    return qpci_io_readl(t->dev, t->bar0, reg);
-}
-
-static void wr(QhcaTest *t, uint32_t reg, uint32_t val)
-{
-    qpci_io_writel(t->dev, t->bar0, reg, val);
-}
-
-static QhcaTest *qhca_start(const char *props)
-{
-    QhcaTest *t = g_new0(QhcaTest, 1);
-
-    t->qts = qtest_initf("-machine q35 -nic none -vga none -device qhca%s",
-                         props ? props : "");
-    pc_alloc_init(&t->alloc, t->qts, ALLOC_NO_FLAGS);
-    t->bus = qpci_new_pc(t->qts, &t->alloc);
-    qpci_device_foreach(t->bus, QHCA_PCI_VENDOR_ID, QHCA_PCI_DEVICE_ID,
-                        save_device, &t->dev);
-    g_assert_nonnull(t->dev);
-    qpci_device_enable(t->dev);
-    t->bar0 = qpci_iomap(t->dev, QHCA_REG_BAR, NULL);
-    t->bar2 = qpci_iomap(t->dev, QHCA_DB_BAR, &t->bar2_size);
-    t->resp = guest_alloc(&t->alloc, 4096);
-    return t;
-}
-
-static void qhca_stop(QhcaTest *t)
-{
-    g_free(t->dev);
-    qpci_free_pc(t->bus);
-    alloc_destroy(&t->alloc);
-    qtest_quit(t->qts);
-    g_free(t);
-}
-
-/* The device survived whatever the test did to it. */
-static void assert_alive(QhcaTest *t)
-{
-    g_assert_cmphex(rd(t, QHCA_REG_VERSION), ==, QHCA_VERSION_1_0);
-    g_assert_cmphex(rd(t, QHCA_REG_MAGIC), ==, QHCA_MAGIC);
-}
-
-static void reset(QhcaTest *t)
-{
-    wr(t, QHCA_REG_CTRL, QHCA_CTRL_RESET);
-    g_assert_cmphex(rd(t, QHCA_REG_CTRL), ==, 0);
-}
-
-/* ERROR holds the last code until a reset: check it and start afresh. */
-static void assert_error(QhcaTest *t, uint32_t err)
-{
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, err);
-    assert_alive(t);
-}
-
-static void write_aq_regs(QhcaTest *t, uint64_t sq, uint64_t cq, uint32_t cfg)
-{
-    wr(t, QHCA_REG_AQ_SQ_BASE_LO, sq);
-    wr(t, QHCA_REG_AQ_SQ_BASE_HI, sq >> 32);
-    wr(t, QHCA_REG_AQ_CQ_BASE_LO, cq);
-    wr(t, QHCA_REG_AQ_CQ_BASE_HI, cq >> 32);
-    wr(t, QHCA_REG_AQ_CFG, cfg);
-}
-
-static uint32_t aq_cfg(unsigned depth_log2, unsigned vector)
-{
-    return QHCA_FIELD_PREP(QHCA_AQ_CFG_DEPTH_LOG2, depth_log2) |
-           QHCA_FIELD_PREP(QHCA_AQ_CFG_MSIX_VECTOR, vector);
-}
-
-/* Reset, then bring the admin queue up with 2^depth_log2 entries. */
-static void enable(QhcaTest *t, unsigned depth_log2)
-{
-    t->entries = 1u << depth_log2;
-    t->sq = guest_alloc(&t->alloc, t->entries * sizeof(struct qhca_aq_sqe));
-    t->cq = guest_alloc(&t->alloc, t->entries * sizeof(struct qhca_aq_cqe));
-    qtest_memset(t->qts, t->sq, 0, t->entries * sizeof(struct qhca_aq_sqe));
-    qtest_memset(t->qts, t->cq, 0, t->entries * sizeof(struct qhca_aq_cqe));
-    t->sq_tail = 0;
-    t->cq_head = 0;
-    t->phase = 1;
-
-    reset(t);
-    write_aq_regs(t, t->sq, t->cq, aq_cfg(depth_log2, t->vector));
-    wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
-    g_assert_cmphex(rd(t, QHCA_REG_CTRL), ==, QHCA_CTRL_ENABLE);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_NONE);
-}
-
-/* Write an SQE at the tail without ringing the doorbell. */
-static uint16_t queue_sqe(QhcaTest *t, struct qhca_aq_sqe *sqe)
-{
-    uint16_t id = ++t->next_id;
-
-    sqe->cmd_id = cpu_to_le16(id);
-    qtest_memwrite(t->qts, t->sq + t->sq_tail * sizeof(*sqe), sqe,
-                   sizeof(*sqe));
-    t->sq_tail = (t->sq_tail + 1) % t->entries;
-    return id;
-}
-
-static void ring_sq(QhcaTest *t)
-{
-    wr(t, QHCA_REG_AQ_SQ_DB, t->sq_tail);
-}
-
-static bool cqe_ready(QhcaTest *t)
-{
-    uint64_t addr = t->cq + t->cq_head * sizeof(struct qhca_aq_cqe);
-    uint8_t flags = qtest_readb(t->qts,
-                                addr + offsetof(struct qhca_aq_cqe, flags));
-
-    return (flags & QHCA_CQE_FLAGS_PHASE) == t->phase;
-}
-
-/* Take the next CQE, which must arrive; the CQ doorbell is left to us. */
-static QhcaCompletion take_cqe(QhcaTest *t)
-{
-    struct qhca_aq_cqe cqe;
-    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
-    QhcaCompletion c;
-
-    while (!cqe_ready(t)) {
-        g_assert(g_get_monotonic_time() < end);
-        g_usleep(100);
-    }
-    qtest_memread(t->qts, t->cq + t->cq_head * sizeof(cqe), &cqe,
-                  sizeof(cqe));
-    g_assert_cmpuint(cqe.rsvd0, ==, 0);
-    g_assert_cmpuint(cqe.rsvd1, ==, 0);
-    c.cmd_id = le16_to_cpu(cqe.cmd_id);
-    c.status = cqe.status;
-    c.result = le32_to_cpu(cqe.result);
-    c.sq_head = le16_to_cpu(cqe.sq_head);
-
-    t->cq_head = (t->cq_head + 1) % t->entries;
-    if (t->cq_head == 0) {
-        t->phase ^= 1;
-    }
-    return c;
-}
-
-/* No CQE turns up: give the device time to (wrongly) produce one. */
-static void assert_no_cqe(QhcaTest *t)
-{
-    int i;
-
-    for (i = 0; i < 20; i++) {
-        g_assert(!cqe_ready(t));
-        g_usleep(1000);
-    }
-}
-
-/* Submit one command and wait for its completion; returns the status. */
-static uint8_t submit(QhcaTest *t, struct qhca_aq_sqe *sqe, uint32_t *result)
-{
-    uint16_t id = queue_sqe(t, sqe);
-    QhcaCompletion c;
-
-    ring_sq(t);
-    c = take_cqe(t);
-    wr(t, QHCA_REG_AQ_CQ_DB, t->cq_head);
-    g_assert_cmpuint(c.cmd_id, ==, id);
-    g_assert_cmpuint(c.sq_head, ==, t->sq_tail);
-    if (c.status != QHCA_AQ_SUCCESS) {
-        g_assert_cmpuint(c.result, ==, 0);
-    }
-    if (result) {
-        *result = c.result;
-    }
-    return c.status;
-}
-
-static uint8_t cmd(QhcaTest *t, uint16_t opcode, const void *payload,
-                   size_t len, uint32_t *result)
-{
-    struct qhca_aq_sqe sqe = { .opcode = cpu_to_le16(opcode) };
-
-    g_assert(len <= sizeof(sqe.payload));
-    if (len) {
-        memcpy(sqe.payload, payload, len);
-    }
-    return submit(t, &sqe, result);
-}
-
-/* A command with a response into t->resp, read back into @resp. */
-static uint8_t query(QhcaTest *t, uint16_t opcode, const void *payload,
-                     size_t len, void *resp, size_t resp_len)
-{
-    struct qhca_aq_sqe sqe = {
-        .opcode = cpu_to_le16(opcode),
-        .resp_addr = cpu_to_le64(t->resp),
-        .resp_len = cpu_to_le32(resp_len),
-    };
-    uint8_t status;
-
-    if (len) {
-        memcpy(sqe.payload, payload, len);
-    }
-    qtest_memset(t->qts, t->resp, 0, 4096);
-    status = submit(t, &sqe, NULL);
-    qtest_memread(t->qts, t->resp, resp, resp_len);
-    return status;
-}
-
-static uint8_t handle_cmd(QhcaTest *t, uint16_t opcode, uint32_t handle)
-{
-    struct qhca_cmd_handle h = { .handle = cpu_to_le32(handle) };
-
-    return cmd(t, opcode, &h, sizeof(h), NULL);
-}
-
-static struct qhca_stats stats(QhcaTest *t)
-{
-    struct qhca_stats st;
-
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_STATS, NULL, 0, &st,
-                           sizeof(st)), ==, QHCA_AQ_SUCCESS);
-    return st;
-}
-
-static void assert_objects(QhcaTest *t, uint32_t uars, uint32_t pds,
-                           uint32_t eqs)
-{
-    struct qhca_stats st = stats(t);
-
-    g_assert_cmpuint(le32_to_cpu(st.uars), ==, uars);
-    g_assert_cmpuint(le32_to_cpu(st.pds), ==, pds);
-    g_assert_cmpuint(le32_to_cpu(st.eqs), ==, eqs);
-}
-
-/* ------------------------------------------------------------------ */
+#include "qhca-qtest.h"
 
 static void test_identity(void)
 {
@@ -319,14 +42,14 @@ static void test_identity(void)
                     QHCA_MSIX_PBA_OFFSET | QHCA_REG_BAR);
     g_assert_cmpuint(qpci_find_capability(t->dev, PCI_CAP_ID_EXP, 0), !=, 0);
 
-    assert_alive(t);
-    g_assert_cmphex(rd(t, QHCA_REG_CAPS), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CAPS), ==, QHCA_AQ_MAX_DEPTH_LOG2);
-    g_assert_cmphex(rd(t, QHCA_REG_CTRL), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_ERROR), ==, 0);
-    g_assert_cmpuint(rd(t, QHCA_REG_DB_PAGES), ==, 256);
-    g_assert_cmpuint(rd(t, QHCA_REG_MSIX_VECTORS), ==, 8);
+    qt_assert_alive(t);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_CAPS), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CAPS), ==, QHCA_AQ_MAX_DEPTH_LOG2);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_CTRL), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_ERROR), ==, 0);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_DB_PAGES), ==, 256);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_MSIX_VECTORS), ==, 8);
     g_assert_cmpuint(t->bar2_size, ==, 256 * QHCA_DB_PAGE_SIZE);
     qhca_stop(t);
 }
@@ -335,8 +58,8 @@ static void test_properties(void)
 {
     QhcaTest *t = qhca_start(",max-uars=3,msix-vectors=4");
 
-    g_assert_cmpuint(rd(t, QHCA_REG_DB_PAGES), ==, 3);
-    g_assert_cmpuint(rd(t, QHCA_REG_MSIX_VECTORS), ==, 4);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_DB_PAGES), ==, 3);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_MSIX_VECTORS), ==, 4);
     /* Three pages round up to a power-of-two BAR. */
     g_assert_cmpuint(t->bar2_size, ==, 4 * QHCA_DB_PAGE_SIZE);
     qhca_stop(t);
@@ -353,7 +76,8 @@ static void test_bad_properties(void)
         { "max-uars", 4097 }, { "max-pds", 0 }, { "max-pds", 1 << 25 },
         { "max-eqs", 0 }, { "max-eqs", 257 }, { "max-qps", 0 },
         { "max-qps", 65537 }, { "max-cqs", 0 }, { "max-mrs", 0 },
-        { "max-qp-wr", 0 }, { "max-cqe", 65537 }, { "msix-vectors", 1 },
+        { "max-qp-wr", 0 }, { "max-cqe", 32769 }, { "max-mr-pages", 0 },
+        { "max-mr-pages", 1 << 29 }, { "msix-vectors", 1 },
         { "msix-vectors", 65 },
     };
     QTestState *qts;
@@ -384,30 +108,30 @@ static void test_reset(void)
 {
     QhcaTest *t = qhca_start(NULL);
 
-    write_aq_regs(t, 0x1000, 0x2000, aq_cfg(3, 1));
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, 0x1000);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CQ_BASE_LO), ==, 0x2000);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CFG), ==, aq_cfg(3, 1));
-    rd(t, 0x100);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_BAD_REGISTER);
+    qt_write_aq_regs(t, 0x1000, 0x2000, qt_aq_cfg(3, 1));
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, 0x1000);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CQ_BASE_LO), ==, 0x2000);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CFG), ==, qt_aq_cfg(3, 1));
+    qt_rd(t, 0x100);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_BAD_REGISTER);
 
-    reset(t);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CQ_BASE_LO), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CFG), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_ERROR), ==, 0);
+    qt_reset(t);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CQ_BASE_LO), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CFG), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_ERROR), ==, 0);
 
     /* A reset tears down objects and leaves the device disabled. */
-    enable(t, 2);
-    g_assert_cmpuint(cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, NULL), ==,
+    qt_enable(t, 2);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, NULL), ==,
                      QHCA_AQ_SUCCESS);
-    assert_objects(t, 0, 1, 0);
-    wr(t, QHCA_REG_CTRL, QHCA_CTRL_RESET | QHCA_CTRL_ENABLE);
-    g_assert_cmphex(rd(t, QHCA_REG_CTRL), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, 0);
-    enable(t, 2);
-    assert_objects(t, 0, 0, 0);
+    qt_assert_objects(t, 0, 1, 0);
+    qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_RESET | QHCA_CTRL_ENABLE);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_CTRL), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
+    qt_enable(t, 2);
+    qt_assert_objects(t, 0, 0, 0);
     qhca_stop(t);
 }
 
@@ -416,31 +140,31 @@ static void test_enable(void)
     QhcaTest *t = qhca_start(NULL);
     uint32_t result;
 
-    enable(t, 1);
-    g_assert_cmpuint(cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &result), ==,
+    qt_enable(t, 1);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &result), ==,
                      QHCA_AQ_SUCCESS);
 
     /* Disable keeps objects; enabling again restarts the rings at 0. */
-    wr(t, QHCA_REG_CTRL, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, 0);
+    qt_wr(t, QHCA_REG_CTRL, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
     qtest_memset(t->qts, t->sq, 0, t->entries * sizeof(struct qhca_aq_sqe));
     qtest_memset(t->qts, t->cq, 0, t->entries * sizeof(struct qhca_aq_cqe));
     t->sq_tail = 0;
     t->cq_head = 0;
     t->phase = 1;
-    wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
-    assert_objects(t, 0, 1, 0);
+    qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
+    qt_assert_objects(t, 0, 1, 0);
 
     /* Many passes over a two-entry ring keep the phase rule. */
     for (int i = 0; i < 9; i++) {
-        stats(t);
+        qt_stats(t);
     }
 
     /* The largest admin queue. */
-    enable(t, QHCA_AQ_MAX_DEPTH_LOG2);
-    assert_objects(t, 0, 0, 0);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
+    qt_enable(t, QHCA_AQ_MAX_DEPTH_LOG2);
+    qt_assert_objects(t, 0, 0, 0);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, 0);
     qhca_stop(t);
 }
 
@@ -449,8 +173,8 @@ static void test_query_device(void)
     QhcaTest *t = qhca_start(NULL);
     struct qhca_device_attr a;
 
-    enable(t, 2);
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a, sizeof(a)),
+    qt_enable(t, 2);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a, sizeof(a)),
                      ==, QHCA_AQ_SUCCESS);
     g_assert_cmphex(le64_to_cpu(a.fw_version), ==,
                     (uint64_t)QEMU_VERSION_MAJOR << 32 |
@@ -461,13 +185,13 @@ static void test_query_device(void)
     g_assert_cmphex(le64_to_cpu(a.page_size_cap), ==, 0xfffff000);
     g_assert_cmphex(le32_to_cpu(a.vendor_id), ==, 0x1234);
     g_assert_cmphex(le32_to_cpu(a.vendor_part_id), ==, 0x11ca);
-    g_assert_cmphex(le32_to_cpu(a.hw_version), ==, QHCA_VERSION_1_0);
+    g_assert_cmphex(le32_to_cpu(a.hw_version), ==, QHCA_VERSION_1_1);
     g_assert_cmpuint(le32_to_cpu(a.max_qp), ==, 1024);
     g_assert_cmpuint(le32_to_cpu(a.max_qp_wr), ==, 4096);
     g_assert_cmpuint(le32_to_cpu(a.max_sge), ==, 16);
     g_assert_cmpuint(le32_to_cpu(a.max_sge_rd), ==, 16);
     g_assert_cmpuint(le32_to_cpu(a.max_cq), ==, 1024);
-    g_assert_cmpuint(le32_to_cpu(a.max_cqe), ==, 65536);
+    g_assert_cmpuint(le32_to_cpu(a.max_cqe), ==, 32768);
     g_assert_cmpuint(le32_to_cpu(a.max_mr), ==, 4096);
     g_assert_cmpuint(le32_to_cpu(a.max_pd), ==, 1024);
     g_assert_cmpuint(le32_to_cpu(a.max_qp_rd_atom), ==, 16);
@@ -495,8 +219,8 @@ static void test_query_props(void)
     struct qhca_port_attr p;
     struct qhca_cmd_query_port qp = { .port_num = 1 };
 
-    enable(t, 2);
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a, sizeof(a)),
+    qt_enable(t, 2);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a, sizeof(a)),
                      ==, QHCA_AQ_SUCCESS);
     g_assert_cmphex(le64_to_cpu(a.node_guid), ==, 0x525400fffe000700ull);
     g_assert_cmpuint(le32_to_cpu(a.max_pd), ==, 5);
@@ -508,8 +232,8 @@ static void test_query_props(void)
     g_assert_cmpuint(le32_to_cpu(a.max_qp_wr), ==, 400);
     g_assert_cmpuint(le32_to_cpu(a.max_cqe), ==, 500);
 
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
-                           sizeof(p)), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
+                              sizeof(p)), ==, QHCA_AQ_SUCCESS);
     g_assert_cmpuint(le16_to_cpu(p.lid), ==, 7);
     g_assert_cmpuint(le16_to_cpu(p.sm_lid), ==, 7);
     g_assert_cmphex(le64_to_cpu(p.port_guid), ==, 0x525400fffe000701ull);
@@ -517,12 +241,12 @@ static void test_query_props(void)
 
     t = qhca_start(",node-guid=0x0002c90300001234"
                    ",port-guid=0x0002c90300005678");
-    enable(t, 2);
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a, sizeof(a)),
+    qt_enable(t, 2);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a, sizeof(a)),
                      ==, QHCA_AQ_SUCCESS);
     g_assert_cmphex(le64_to_cpu(a.node_guid), ==, 0x0002c90300001234ull);
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
-                           sizeof(p)), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
+                              sizeof(p)), ==, QHCA_AQ_SUCCESS);
     g_assert_cmphex(le64_to_cpu(p.port_guid), ==, 0x0002c90300005678ull);
     qhca_stop(t);
 }
@@ -533,9 +257,9 @@ static void test_query_port(void)
     struct qhca_cmd_query_port qp = { .port_num = 1 };
     struct qhca_port_attr p;
 
-    enable(t, 2);
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
-                           sizeof(p)), ==, QHCA_AQ_SUCCESS);
+    qt_enable(t, 2);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
+                              sizeof(p)), ==, QHCA_AQ_SUCCESS);
     g_assert_cmphex(le64_to_cpu(p.port_guid), ==, 0x525400fffe000101ull);
     g_assert_cmphex(le64_to_cpu(p.subnet_prefix), ==, 0xfe80000000000000ull);
     g_assert_cmphex(le32_to_cpu(p.port_cap_flags), ==, 1u << 1 | 1u << 3);
@@ -555,16 +279,16 @@ static void test_query_port(void)
     g_assert_cmpuint(p.max_vl_num, ==, 1);
 
     qp.port_num = 0;
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
-                           sizeof(p)), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
+                              sizeof(p)), ==, QHCA_AQ_BAD_PARAM);
     qp.port_num = 2;
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
-                           sizeof(p)), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
+                              sizeof(p)), ==, QHCA_AQ_BAD_PARAM);
     qp.port_num = 1;
     qp.rsvd[6] = 1;
-    g_assert_cmpuint(query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
-                           sizeof(p)), ==, QHCA_AQ_BAD_PARAM);
-    assert_alive(t);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
+                              sizeof(p)), ==, QHCA_AQ_BAD_PARAM);
+    qt_assert_alive(t);
     qhca_stop(t);
 }
 
@@ -576,25 +300,26 @@ static void exercise_table(QhcaTest *t, uint16_t alloc_op, uint16_t free_op,
     uint32_t result, i;
 
     for (i = 0; i < size; i++) {
-        g_assert_cmpuint(cmd(t, alloc_op, NULL, 0, &result), ==,
+        g_assert_cmpuint(qt_cmd(t, alloc_op, NULL, 0, &result), ==,
                          QHCA_AQ_SUCCESS);
         g_assert_cmpuint(result, ==, i);
     }
-    g_assert_cmpuint(cmd(t, alloc_op, NULL, 0, &result), ==,
+    g_assert_cmpuint(qt_cmd(t, alloc_op, NULL, 0, &result), ==,
                      QHCA_AQ_NO_RESOURCES);
 
-    g_assert_cmpuint(handle_cmd(t, free_op, 1), ==, QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(handle_cmd(t, free_op, 1), ==, QHCA_AQ_BAD_HANDLE);
-    g_assert_cmpuint(handle_cmd(t, free_op, size), ==, QHCA_AQ_BAD_HANDLE);
-    g_assert_cmpuint(handle_cmd(t, free_op, UINT32_MAX), ==,
+    g_assert_cmpuint(qt_handle_cmd(t, free_op, 1), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, free_op, 1), ==, QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, free_op, size), ==, QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, free_op, UINT32_MAX), ==,
                      QHCA_AQ_BAD_HANDLE);
-    g_assert_cmpuint(cmd(t, free_op, &h, sizeof(h), NULL), ==,
+    g_assert_cmpuint(qt_cmd(t, free_op, &h, sizeof(h), NULL), ==,
                      QHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(cmd(t, alloc_op, NULL, 0, &result), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_cmd(t, alloc_op, NULL, 0, &result), ==,
+                     QHCA_AQ_SUCCESS);
     g_assert_cmpuint(result, ==, 1);
 
     for (i = 0; i < size; i++) {
-        g_assert_cmpuint(handle_cmd(t, free_op, i), ==, QHCA_AQ_SUCCESS);
+        g_assert_cmpuint(qt_handle_cmd(t, free_op, i), ==, QHCA_AQ_SUCCESS);
     }
 }
 
@@ -603,46 +328,25 @@ static void test_uar_pd(void)
     QhcaTest *t = qhca_start(",max-uars=4,max-pds=5");
     struct qhca_stats st;
 
-    enable(t, 3);
+    qt_enable(t, 3);
     exercise_table(t, QHCA_CMD_ALLOC_UAR, QHCA_CMD_DEALLOC_UAR, 4);
-    assert_objects(t, 0, 0, 0);
+    qt_assert_objects(t, 0, 0, 0);
     exercise_table(t, QHCA_CMD_ALLOC_PD, QHCA_CMD_DEALLOC_PD, 5);
-    assert_objects(t, 0, 0, 0);
+    qt_assert_objects(t, 0, 0, 0);
 
     /*
      * Counters: each table took 2 * size + 7 commands, 5 of them failed;
      * two QUERY_STATS above and this one, which counts itself.
      */
-    st = stats(t);
+    st = qt_stats(t);
     g_assert_cmpuint(le64_to_cpu(st.admin_cmds), ==,
                      (2 * 4 + 7) + (2 * 5 + 7) + 3);
     g_assert_cmpuint(le64_to_cpu(st.admin_errors), ==, 10);
     g_assert_cmpuint(le64_to_cpu(st.doorbells), ==, 0);
     /* Bad handles and reserved fields are guest errors, a full table not. */
     g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 8);
-    assert_alive(t);
+    qt_assert_alive(t);
     qhca_stop(t);
-}
-
-static uint8_t create_eq(QhcaTest *t, uint64_t base, uint8_t depth_log2,
-                         uint16_t vector, uint32_t mask, uint32_t *eqn)
-{
-    struct qhca_cmd_create_eq c = {
-        .base_addr = cpu_to_le64(base),
-        .depth_log2 = depth_log2,
-        .msix_vector = cpu_to_le16(vector),
-        .event_mask = cpu_to_le32(mask),
-    };
-
-    return cmd(t, QHCA_CMD_CREATE_EQ, &c, sizeof(c), eqn);
-}
-
-static struct qhca_eqe read_eqe(QhcaTest *t, uint64_t base, uint32_t slot)
-{
-    struct qhca_eqe e;
-
-    qtest_memread(t->qts, base + slot * sizeof(e), &e, sizeof(e));
-    return e;
 }
 
 static void test_eq(void)
@@ -655,85 +359,85 @@ static void test_eq(void)
     struct qhca_eqe e;
     uint32_t eqn, eqn1, result;
 
-    enable(t, 3);
+    qt_enable(t, 3);
     qtest_memset(t->qts, eq0, 0, 4096);
     qtest_memset(t->qts, eq1, 0, 4096);
 
     /* An EQ that asks for PORT_ACTIVE hears it at once. */
-    g_assert_cmpuint(create_eq(t, eq0, 2, 1, mask, &eqn), ==,
+    g_assert_cmpuint(qt_create_eq(t, eq0, 2, 1, mask, &eqn), ==,
                      QHCA_AQ_SUCCESS);
     g_assert_cmpuint(eqn, ==, 0);
-    e = read_eqe(t, eq0, 0);
+    e = qt_read_eqe(t, eq0, 0);
     g_assert_cmpuint(e.type, ==, QHCA_EVENT_PORT_ACTIVE);
     g_assert_cmpuint(e.flags, ==, QHCA_EQE_FLAGS_PHASE);
     g_assert_cmpuint(le32_to_cpu(e.data), ==, 1);
     g_assert_cmpuint(e.rsvd0 | e.rsvd1, ==, 0);
-    e = read_eqe(t, eq0, 1);
+    e = qt_read_eqe(t, eq0, 1);
     g_assert_cmpuint(e.flags, ==, 0);
-    wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, eqn) | 1);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
+    qt_wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, eqn) | 1);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, 0);
 
     /* One that does not, does not. */
-    g_assert_cmpuint(create_eq(t, eq1, 1, 0, 0, &eqn1), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_create_eq(t, eq1, 1, 0, 0, &eqn1), ==, QHCA_AQ_SUCCESS);
     g_assert_cmpuint(eqn1, ==, 1);
-    g_assert_cmpuint(read_eqe(t, eq1, 0).flags, ==, 0);
-    assert_objects(t, 0, 0, 2);
-    g_assert_cmpuint(create_eq(t, eq1, 1, 0, 0, &result), ==,
+    g_assert_cmpuint(qt_read_eqe(t, eq1, 0).flags, ==, 0);
+    qt_assert_objects(t, 0, 0, 2);
+    g_assert_cmpuint(qt_create_eq(t, eq1, 1, 0, 0, &result), ==,
                      QHCA_AQ_NO_RESOURCES);
 
     /* EQ doorbells: unknown EQ, index outside the ring, past producer. */
-    wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, 5));
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
-    enable(t, 3);
-    g_assert_cmpuint(create_eq(t, eq0, 2, 1, mask, &eqn), ==,
+    qt_wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, 5));
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_enable(t, 3);
+    g_assert_cmpuint(qt_create_eq(t, eq0, 2, 1, mask, &eqn), ==,
                      QHCA_AQ_SUCCESS);
-    wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, eqn) | 4);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
-    enable(t, 3);
-    g_assert_cmpuint(create_eq(t, eq0, 2, 1, mask, &eqn), ==,
+    qt_wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, eqn) | 4);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_enable(t, 3);
+    g_assert_cmpuint(qt_create_eq(t, eq0, 2, 1, mask, &eqn), ==,
                      QHCA_AQ_SUCCESS);
-    wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, eqn) | 2);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, eqn) | 2);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
 
     /* Bad parameters. */
-    enable(t, 3);
-    g_assert_cmpuint(create_eq(t, eq0, 0, 0, mask, &result), ==,
+    qt_enable(t, 3);
+    g_assert_cmpuint(qt_create_eq(t, eq0, 0, 0, mask, &result), ==,
                      QHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(create_eq(t, eq0, 16, 0, mask, &result), ==,
+    g_assert_cmpuint(qt_create_eq(t, eq0, 16, 0, mask, &result), ==,
                      QHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(create_eq(t, eq0 + 32, 2, 0, mask, &result), ==,
+    g_assert_cmpuint(qt_create_eq(t, eq0 + 32, 2, 0, mask, &result), ==,
                      QHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(create_eq(t, eq0, 2, 8, mask, &result), ==,
+    g_assert_cmpuint(qt_create_eq(t, eq0, 2, 8, mask, &result), ==,
                      QHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(create_eq(t, RAM_END - 64, 3, 0, mask, &result), ==,
+    g_assert_cmpuint(qt_create_eq(t, RAM_END - 64, 3, 0, mask, &result), ==,
                      QHCA_AQ_BAD_ADDRESS);
-    g_assert_cmpuint(create_eq(t, t->bar0.addr, 2, 0, mask, &result), ==,
+    g_assert_cmpuint(qt_create_eq(t, t->bar0.addr, 2, 0, mask, &result), ==,
                      QHCA_AQ_BAD_ADDRESS);
-    g_assert_cmpuint(create_eq(t, 0xffffffffffffffc0ull, 2, 0, mask,
-                               &result), ==, QHCA_AQ_BAD_ADDRESS);
+    g_assert_cmpuint(qt_create_eq(t, 0xffffffffffffffc0ull, 2, 0, mask,
+                                  &result), ==, QHCA_AQ_BAD_ADDRESS);
     c.base_addr = cpu_to_le64(eq0);
     c.rsvd0 = 1;
-    g_assert_cmpuint(cmd(t, QHCA_CMD_CREATE_EQ, &c, sizeof(c), NULL), ==,
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_EQ, &c, sizeof(c), NULL), ==,
                      QHCA_AQ_BAD_PARAM);
     c.rsvd0 = 0;
     c.rsvd1 = cpu_to_le64(1);
-    g_assert_cmpuint(cmd(t, QHCA_CMD_CREATE_EQ, &c, sizeof(c), NULL), ==,
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_EQ, &c, sizeof(c), NULL), ==,
                      QHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(handle_cmd(t, QHCA_CMD_DESTROY_EQ, 0), ==,
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_EQ, 0), ==,
                      QHCA_AQ_BAD_HANDLE);
-    g_assert_cmpuint(handle_cmd(t, QHCA_CMD_DESTROY_EQ, 300), ==,
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_EQ, 300), ==,
                      QHCA_AQ_BAD_HANDLE);
-    assert_objects(t, 0, 0, 0);
+    qt_assert_objects(t, 0, 0, 0);
 
     /* The largest EQ, then back to nothing. */
-    g_assert_cmpuint(create_eq(t, guest_alloc(&t->alloc, 16 << 15), 15, 7,
-                               mask, &eqn), ==, QHCA_AQ_SUCCESS);
-    assert_objects(t, 0, 0, 1);
-    g_assert_cmpuint(handle_cmd(t, QHCA_CMD_DESTROY_EQ, eqn), ==,
+    g_assert_cmpuint(qt_create_eq(t, guest_alloc(&t->alloc, 16 << 15), 15, 7,
+                                  mask, &eqn), ==, QHCA_AQ_SUCCESS);
+    qt_assert_objects(t, 0, 0, 1);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_EQ, eqn), ==,
                      QHCA_AQ_SUCCESS);
-    assert_objects(t, 0, 0, 0);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
-    assert_alive(t);
+    qt_assert_objects(t, 0, 0, 0);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, 0);
+    qt_assert_alive(t);
     qhca_stop(t);
 }
 
@@ -752,56 +456,56 @@ static void test_bad_registers(void)
     size_t i;
 
     for (i = 0; i < ARRAY_SIZE(holes); i++) {
-        g_assert_cmphex(rd(t, holes[i]), ==, 0);
-        assert_error(t, QHCA_ERR_BAD_REGISTER);
-        reset(t);
-        wr(t, holes[i], 0xffffffff);
-        assert_error(t, QHCA_ERR_BAD_REGISTER);
-        reset(t);
+        g_assert_cmphex(qt_rd(t, holes[i]), ==, 0);
+        qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+        qt_reset(t);
+        qt_wr(t, holes[i], 0xffffffff);
+        qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+        qt_reset(t);
     }
     for (i = 0; i < ARRAY_SIZE(ro); i++) {
-        uint32_t before = rd(t, ro[i]);
+        uint32_t before = qt_rd(t, ro[i]);
 
-        wr(t, ro[i], ~before);
-        g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_BAD_REGISTER);
-        reset(t);
+        qt_wr(t, ro[i], ~before);
+        g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_BAD_REGISTER);
+        qt_reset(t);
         if (ro[i] != QHCA_REG_ERROR) {
-            g_assert_cmphex(rd(t, ro[i]), ==, before);
+            g_assert_cmphex(qt_rd(t, ro[i]), ==, before);
         }
     }
     for (i = 0; i < ARRAY_SIZE(wo); i++) {
-        g_assert_cmphex(rd(t, wo[i]), ==, 0);
-        assert_error(t, QHCA_ERR_BAD_REGISTER);
-        reset(t);
+        g_assert_cmphex(qt_rd(t, wo[i]), ==, 0);
+        qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+        qt_reset(t);
     }
 
     /* Widths other than 32 bits, and unaligned 32-bit accesses. */
     g_assert_cmphex(qpci_io_readb(t->dev, t->bar0, QHCA_REG_MAGIC), ==, 0);
-    assert_error(t, QHCA_ERR_BAD_REGISTER);
-    reset(t);
+    qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+    qt_reset(t);
     g_assert_cmphex(qpci_io_readw(t->dev, t->bar0, QHCA_REG_MAGIC), ==, 0);
-    assert_error(t, QHCA_ERR_BAD_REGISTER);
-    reset(t);
+    qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+    qt_reset(t);
     g_assert_cmphex(qpci_io_readq(t->dev, t->bar0, QHCA_REG_VERSION), ==, 0);
-    assert_error(t, QHCA_ERR_BAD_REGISTER);
-    reset(t);
+    qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+    qt_reset(t);
     g_assert_cmphex(qpci_io_readl(t->dev, t->bar0, QHCA_REG_MAGIC + 2), ==, 0);
-    assert_error(t, QHCA_ERR_BAD_REGISTER);
-    reset(t);
+    qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+    qt_reset(t);
     qpci_io_writeb(t->dev, t->bar0, QHCA_REG_AQ_CFG, 1);
-    assert_error(t, QHCA_ERR_BAD_REGISTER);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CFG), ==, 0);
-    reset(t);
+    qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CFG), ==, 0);
+    qt_reset(t);
     qpci_io_writew(t->dev, t->bar0, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
-    assert_error(t, QHCA_ERR_BAD_REGISTER);
-    g_assert_cmphex(rd(t, QHCA_REG_CTRL), ==, 0);
-    reset(t);
+    qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_CTRL), ==, 0);
+    qt_reset(t);
     qpci_io_writeq(t->dev, t->bar0, QHCA_REG_AQ_SQ_BASE_LO, 0x1000);
-    assert_error(t, QHCA_ERR_BAD_REGISTER);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, 0);
-    reset(t);
+    qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, 0);
+    qt_reset(t);
     qpci_io_writel(t->dev, t->bar0, QHCA_REG_AQ_CFG + 1, 0x1);
-    assert_error(t, QHCA_ERR_BAD_REGISTER);
+    qt_assert_error(t, QHCA_ERR_BAD_REGISTER);
     qhca_stop(t);
 }
 
@@ -809,21 +513,21 @@ static void test_reserved_bits(void)
 {
     QhcaTest *t = qhca_start(NULL);
 
-    wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE | 0x4);
-    assert_error(t, QHCA_ERR_RESERVED_BITS);
-    g_assert_cmphex(rd(t, QHCA_REG_CTRL), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, 0);
-    reset(t);
-    wr(t, QHCA_REG_CTRL, 0x80000000);
-    assert_error(t, QHCA_ERR_RESERVED_BITS);
-    reset(t);
-    wr(t, QHCA_REG_AQ_CFG, aq_cfg(2, 0) | 0x10);
-    assert_error(t, QHCA_ERR_RESERVED_BITS);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CFG), ==, 0);
-    reset(t);
-    wr(t, QHCA_REG_AQ_CFG, aq_cfg(2, 0) | 0x10000);
-    assert_error(t, QHCA_ERR_RESERVED_BITS);
-    reset(t);
+    qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE | 0x4);
+    qt_assert_error(t, QHCA_ERR_RESERVED_BITS);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_CTRL), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
+    qt_reset(t);
+    qt_wr(t, QHCA_REG_CTRL, 0x80000000);
+    qt_assert_error(t, QHCA_ERR_RESERVED_BITS);
+    qt_reset(t);
+    qt_wr(t, QHCA_REG_AQ_CFG, qt_aq_cfg(2, 0) | 0x10);
+    qt_assert_error(t, QHCA_ERR_RESERVED_BITS);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CFG), ==, 0);
+    qt_reset(t);
+    qt_wr(t, QHCA_REG_AQ_CFG, qt_aq_cfg(2, 0) | 0x10000);
+    qt_assert_error(t, QHCA_ERR_RESERVED_BITS);
+    qt_reset(t);
     qhca_stop(t);
 }
 
@@ -831,20 +535,20 @@ static void test_reserved_bits(void)
 static void assert_enable_fails(QhcaTest *t, uint64_t sq, uint64_t cq,
                                 uint32_t cfg)
 {
-    reset(t);
-    write_aq_regs(t, sq, cq, cfg);
-    wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_FATAL);
-    assert_error(t, QHCA_ERR_AQ_CONFIG);
+    qt_reset(t);
+    qt_write_aq_regs(t, sq, cq, cfg);
+    qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_FATAL);
+    qt_assert_error(t, QHCA_ERR_AQ_CONFIG);
 
     /* Only a reset clears FATAL; doorbells meanwhile are refused. */
-    wr(t, QHCA_REG_CTRL, 0);
-    wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_FATAL);
-    wr(t, QHCA_REG_AQ_SQ_DB, 1);
-    assert_error(t, QHCA_ERR_NOT_READY);
-    reset(t);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, 0);
+    qt_wr(t, QHCA_REG_CTRL, 0);
+    qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_FATAL);
+    qt_wr(t, QHCA_REG_AQ_SQ_DB, 1);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
+    qt_reset(t);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
 }
 
 static void test_bad_aq_config(void)
@@ -854,42 +558,42 @@ static void test_bad_aq_config(void)
     uint64_t cq = guest_alloc(&t->alloc, 16 << 2);
 
     /* Depth. */
-    assert_enable_fails(t, sq, cq, aq_cfg(0, 0));
-    assert_enable_fails(t, sq, cq, aq_cfg(13, 0));
-    assert_enable_fails(t, sq, cq, aq_cfg(15, 0));
+    assert_enable_fails(t, sq, cq, qt_aq_cfg(0, 0));
+    assert_enable_fails(t, sq, cq, qt_aq_cfg(13, 0));
+    assert_enable_fails(t, sq, cq, qt_aq_cfg(15, 0));
     /* MSI-X vector. */
-    assert_enable_fails(t, sq, cq, aq_cfg(2, 8));
-    assert_enable_fails(t, sq, cq, aq_cfg(2, 255));
+    assert_enable_fails(t, sq, cq, qt_aq_cfg(2, 8));
+    assert_enable_fails(t, sq, cq, qt_aq_cfg(2, 255));
     /* Alignment. */
-    assert_enable_fails(t, sq + 32, cq, aq_cfg(2, 0));
-    assert_enable_fails(t, sq, cq + 16, aq_cfg(2, 0));
+    assert_enable_fails(t, sq + 32, cq, qt_aq_cfg(2, 0));
+    assert_enable_fails(t, sq, cq + 16, qt_aq_cfg(2, 0));
     /* Outside RAM: above it, straddling its end, in the hole above 4 GiB. */
-    assert_enable_fails(t, 0x10000000, cq, aq_cfg(2, 0));
-    assert_enable_fails(t, sq, RAM_END - 64, aq_cfg(3, 0));
-    assert_enable_fails(t, 0x4000000000ull, cq, aq_cfg(2, 0));
+    assert_enable_fails(t, 0x10000000, cq, qt_aq_cfg(2, 0));
+    assert_enable_fails(t, sq, RAM_END - 64, qt_aq_cfg(3, 0));
+    assert_enable_fails(t, 0x4000000000ull, cq, qt_aq_cfg(2, 0));
     /* A ring big enough to run past the end of RAM. */
-    assert_enable_fails(t, sq, RAM_END - 4096, aq_cfg(12, 0));
+    assert_enable_fails(t, sq, RAM_END - 4096, qt_aq_cfg(12, 0));
     /* In the device's own BARs. */
-    assert_enable_fails(t, t->bar0.addr, cq, aq_cfg(2, 0));
+    assert_enable_fails(t, t->bar0.addr, cq, qt_aq_cfg(2, 0));
     assert_enable_fails(t, sq, t->bar0.addr + QHCA_MSIX_TABLE_OFFSET,
-                        aq_cfg(2, 0));
-    assert_enable_fails(t, sq, t->bar2.addr, aq_cfg(2, 0));
+                        qt_aq_cfg(2, 0));
+    assert_enable_fails(t, sq, t->bar2.addr, qt_aq_cfg(2, 0));
     /* Wrapping past 2^64. */
-    assert_enable_fails(t, 0xffffffffffffffc0ull, cq, aq_cfg(2, 0));
-    assert_enable_fails(t, sq, 0xfffffffffffffff0ull & ~63ull, aq_cfg(2, 0));
+    assert_enable_fails(t, 0xffffffffffffffc0ull, cq, qt_aq_cfg(2, 0));
+    assert_enable_fails(t, sq, 0xfffffffffffffff0ull & ~63ull, qt_aq_cfg(2, 0));
 
     /* Without bus mastering the device reaches no memory at all. */
-    reset(t);
+    qt_reset(t);
     qpci_config_writew(t->dev, PCI_COMMAND, PCI_COMMAND_MEMORY);
-    write_aq_regs(t, sq, cq, aq_cfg(2, 0));
-    wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_FATAL);
-    assert_error(t, QHCA_ERR_AQ_CONFIG);
+    qt_write_aq_regs(t, sq, cq, qt_aq_cfg(2, 0));
+    qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_FATAL);
+    qt_assert_error(t, QHCA_ERR_AQ_CONFIG);
     qpci_device_enable(t->dev);
 
     /* And a good configuration still works afterwards. */
-    enable(t, 2);
-    assert_objects(t, 0, 0, 0);
+    qt_enable(t, 2);
+    qt_assert_objects(t, 0, 0, 0);
     qhca_stop(t);
 }
 
@@ -898,18 +602,18 @@ static void test_config_locked(void)
     QhcaTest *t = qhca_start(NULL);
     uint64_t sq;
 
-    enable(t, 2);
+    qt_enable(t, 2);
     sq = t->sq;
-    wr(t, QHCA_REG_AQ_SQ_BASE_LO, 0x1000);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_CONFIG_LOCKED);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, (uint32_t)sq);
-    wr(t, QHCA_REG_AQ_CQ_BASE_HI, 1);
-    wr(t, QHCA_REG_AQ_CFG, aq_cfg(5, 0));
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_CONFIG_LOCKED);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CFG), ==, aq_cfg(2, 0));
+    qt_wr(t, QHCA_REG_AQ_SQ_BASE_LO, 0x1000);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_CONFIG_LOCKED);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, (uint32_t)sq);
+    qt_wr(t, QHCA_REG_AQ_CQ_BASE_HI, 1);
+    qt_wr(t, QHCA_REG_AQ_CFG, qt_aq_cfg(5, 0));
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_CONFIG_LOCKED);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CFG), ==, qt_aq_cfg(2, 0));
     /* The queue carries on regardless. */
-    assert_objects(t, 0, 0, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
+    qt_assert_objects(t, 0, 0, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
     qhca_stop(t);
 }
 
@@ -917,23 +621,23 @@ static void test_doorbell_not_ready(void)
 {
     QhcaTest *t = qhca_start(NULL);
 
-    wr(t, QHCA_REG_AQ_SQ_DB, 1);
-    assert_error(t, QHCA_ERR_NOT_READY);
-    reset(t);
-    wr(t, QHCA_REG_AQ_CQ_DB, 0);
-    assert_error(t, QHCA_ERR_NOT_READY);
-    reset(t);
-    wr(t, QHCA_REG_EQ_DB, 0);
-    assert_error(t, QHCA_ERR_NOT_READY);
-    reset(t);
+    qt_wr(t, QHCA_REG_AQ_SQ_DB, 1);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
+    qt_reset(t);
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, 0);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
+    qt_reset(t);
+    qt_wr(t, QHCA_REG_EQ_DB, 0);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
+    qt_reset(t);
     qpci_io_writel(t->dev, t->bar2, QHCA_DB_SQ, 1);
-    assert_error(t, QHCA_ERR_NOT_READY);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
 
     /* After a disable, too. */
-    enable(t, 1);
-    wr(t, QHCA_REG_CTRL, 0);
-    wr(t, QHCA_REG_AQ_SQ_DB, 1);
-    assert_error(t, QHCA_ERR_NOT_READY);
+    qt_enable(t, 1);
+    qt_wr(t, QHCA_REG_CTRL, 0);
+    qt_wr(t, QHCA_REG_AQ_SQ_DB, 1);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
     qhca_stop(t);
 }
 
@@ -941,46 +645,46 @@ static void test_aq_doorbells(void)
 {
     QhcaTest *t = qhca_start(NULL);
 
-    enable(t, 2);
-    wr(t, QHCA_REG_AQ_SQ_DB, 4);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
-    assert_no_cqe(t);
+    qt_enable(t, 2);
+    qt_wr(t, QHCA_REG_AQ_SQ_DB, 4);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_assert_no_cqe(t);
 
-    enable(t, 2);
-    wr(t, QHCA_REG_AQ_SQ_DB, 0xffffffff);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_enable(t, 2);
+    qt_wr(t, QHCA_REG_AQ_SQ_DB, 0xffffffff);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
 
-    enable(t, 2);
-    wr(t, QHCA_REG_AQ_CQ_DB, 4);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_enable(t, 2);
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, 4);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
 
     /* The driver cannot consume completions that were never written. */
-    enable(t, 2);
-    wr(t, QHCA_REG_AQ_CQ_DB, 1);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
-    enable(t, 2);
-    stats(t);
-    wr(t, QHCA_REG_AQ_CQ_DB, 1);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
-    wr(t, QHCA_REG_AQ_CQ_DB, 2);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_enable(t, 2);
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, 1);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_enable(t, 2);
+    qt_stats(t);
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, 1);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, 0);
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, 2);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
 
     /* Still usable. */
-    assert_objects(t, 0, 0, 0);
+    qt_assert_objects(t, 0, 0, 0);
     qhca_stop(t);
 }
 
 static void test_bad_commands(void)
 {
     QhcaTest *t = qhca_start(NULL);
-    static const uint16_t bad_ops[] = { 0, 0x0a, 0x100, 0xffff };
+    static const uint16_t bad_ops[] = { 0, 0x13, 0x100, 0xffff };
     struct qhca_aq_sqe sqe;
     struct qhca_stats st;
     size_t i;
 
-    enable(t, 3);
+    qt_enable(t, 3);
     for (i = 0; i < ARRAY_SIZE(bad_ops); i++) {
-        g_assert_cmpuint(cmd(t, bad_ops[i], NULL, 0, NULL), ==,
+        g_assert_cmpuint(qt_cmd(t, bad_ops[i], NULL, 0, NULL), ==,
                          QHCA_AQ_BAD_OPCODE);
     }
 
@@ -989,33 +693,33 @@ static void test_bad_commands(void)
         .opcode = cpu_to_le16(QHCA_CMD_ALLOC_PD),
         .flags = cpu_to_le32(1),
     };
-    g_assert_cmpuint(submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
     sqe = (struct qhca_aq_sqe) {
         .opcode = cpu_to_le16(QHCA_CMD_ALLOC_PD),
         .rsvd = cpu_to_le32(0x80000000),
     };
-    g_assert_cmpuint(submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
     /* Payload bytes beyond the command's parameters. */
     sqe = (struct qhca_aq_sqe) { .opcode = cpu_to_le16(QHCA_CMD_ALLOC_PD) };
     sqe.payload[0] = 1;
-    g_assert_cmpuint(submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
     sqe = (struct qhca_aq_sqe) { .opcode = cpu_to_le16(QHCA_CMD_DEALLOC_PD) };
     sqe.payload[QHCA_AQ_PAYLOAD_SIZE - 1] = 1;
-    g_assert_cmpuint(submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
     sqe = (struct qhca_aq_sqe) {
         .opcode = cpu_to_le16(QHCA_CMD_CREATE_EQ),
         .resp_addr = cpu_to_le64(t->resp),
     };
     sqe.payload[sizeof(struct qhca_cmd_create_eq)] = 1;
-    g_assert_cmpuint(submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
 
     /* A failed command changes nothing. */
-    st = stats(t);
+    st = qt_stats(t);
     g_assert_cmpuint(le32_to_cpu(st.pds), ==, 0);
     g_assert_cmpuint(le64_to_cpu(st.admin_errors), ==, ARRAY_SIZE(bad_ops) + 5);
     g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, ARRAY_SIZE(bad_ops) + 5);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
-    assert_alive(t);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, 0);
+    qt_assert_alive(t);
     qhca_stop(t);
 }
 
@@ -1027,7 +731,7 @@ static uint8_t query_device_at(QhcaTest *t, uint64_t addr, uint32_t len)
         .resp_len = cpu_to_le32(len),
     };
 
-    return submit(t, &sqe, NULL);
+    return qt_submit(t, &sqe, NULL);
 }
 
 static void test_response_buffer(void)
@@ -1036,7 +740,7 @@ static void test_response_buffer(void)
     const uint32_t size = sizeof(struct qhca_device_attr);
     uint8_t buf[sizeof(struct qhca_device_attr) + 8];
 
-    enable(t, 2);
+    qt_enable(t, 2);
     g_assert_cmpuint(query_device_at(t, t->resp, size - 1), ==,
                      QHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(query_device_at(t, t->resp, 0), ==, QHCA_AQ_BAD_PARAM);
@@ -1058,73 +762,96 @@ static void test_response_buffer(void)
     g_assert_cmphex(buf[size], ==, 0xa5);
     g_assert_cmphex(buf[size + 7], ==, 0xa5);
     /* A command without a response ignores the fields. */
-    g_assert_cmpuint(cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, NULL), ==,
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, NULL), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
-    assert_alive(t);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, 0);
+    qt_assert_alive(t);
     qhca_stop(t);
 }
 
 static void test_doorbell_pages(void)
 {
     QhcaTest *t = qhca_start(",max-uars=3");
-    QhcaTest *u;
+    struct qhca_cmd_create_cq create_cq;
+    uint32_t uar, eqn, cqn;
     struct qhca_stats st;
-    uint32_t uar;
+    uint64_t eq, cq;
+    QhcaTest *u;
 
-    enable(t, 2);
+    qt_enable(t, 2);
     /* Nothing allocated yet. */
     qpci_io_writel(t->dev, t->bar2, QHCA_DB_SQ, 1);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
-    enable(t, 2);
-    g_assert_cmpuint(cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &uar), ==,
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_enable(t, 2);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &uar), ==,
                      QHCA_AQ_SUCCESS);
     g_assert_cmpuint(uar, ==, 0);
 
-    /* Well-formed doorbells on an allocated page are only counted. */
+    /* Doorbells for queues that do not exist: counted, refused. */
     qpci_io_writel(t->dev, t->bar2, QHCA_DB_SQ, 0x00050001);
     qpci_io_writel(t->dev, t->bar2, QHCA_DB_RQ, 0x00050002);
-    qpci_io_writel(t->dev, t->bar2, QHCA_DB_CQ, 0x00060003);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
+    qpci_io_writel(t->dev, t->bar2, QHCA_DB_CQ_ARM, 0x00060003);
+    qpci_io_writel(t->dev, t->bar2, QHCA_DB_CQ_ARM_SOL, 0x00060003);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_BAD_DOORBELL);
+    st = qt_stats(t);
+    g_assert_cmpuint(le64_to_cpu(st.doorbells), ==, 4);
+    g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 4);
+    /* Reads return 0 and are no error. */
     g_assert_cmphex(qpci_io_readl(t->dev, t->bar2, QHCA_DB_SQ), ==, 0);
     g_assert_cmphex(qpci_io_readq(t->dev, t->bar2, 0xff8), ==, 0);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
 
     /* Undefined offsets and widths. */
     qpci_io_writel(t->dev, t->bar2, 0x004, 1);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
-    g_assert_cmpuint(le64_to_cpu(stats(t).doorbells), ==, 4);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    g_assert_cmpuint(le64_to_cpu(qt_stats(t).doorbells), ==, 5);
     qpci_io_writel(t->dev, t->bar2, 0xffc, 1);
     qpci_io_writeq(t->dev, t->bar2, QHCA_DB_SQ, 1);
-    qpci_io_writew(t->dev, t->bar2, QHCA_DB_CQ, 1);
+    qpci_io_writew(t->dev, t->bar2, QHCA_DB_CQ_ARM, 1);
     qpci_io_writeb(t->dev, t->bar2, QHCA_DB_RQ, 1);
     qpci_io_writel(t->dev, t->bar2, QHCA_DB_SQ + 2, 1);
     /* Pages not allocated: one in range, one past DB_PAGES in the BAR. */
     qpci_io_writel(t->dev, t->bar2, QHCA_DB_PAGE_SIZE + QHCA_DB_SQ, 1);
     qpci_io_writel(t->dev, t->bar2, 3 * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ, 1);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
-    st = stats(t);
-    g_assert_cmpuint(le64_to_cpu(st.doorbells), ==, 11);
-    g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 8);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    st = qt_stats(t);
+    g_assert_cmpuint(le64_to_cpu(st.doorbells), ==, 12);
+    g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 12);
 
     /* A freed page is not a doorbell page any more. */
-    g_assert_cmpuint(handle_cmd(t, QHCA_CMD_DEALLOC_UAR, uar), ==,
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_UAR, uar), ==,
                      QHCA_AQ_SUCCESS);
-    enable(t, 2);
+    qt_enable(t, 2);
     qpci_io_writel(t->dev, t->bar2, QHCA_DB_SQ, 1);
-    assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
     qhca_stop(t);
 
     /* The default BAR has one page per UAR, and the last one works. */
     u = qhca_start(NULL);
-    enable(u, 2);
+    qt_enable(u, 2);
     for (int i = 0; i < 256; i++) {
-        g_assert_cmpuint(cmd(u, QHCA_CMD_ALLOC_UAR, NULL, 0, &uar), ==,
+        g_assert_cmpuint(qt_cmd(u, QHCA_CMD_ALLOC_UAR, NULL, 0, &uar), ==,
                          QHCA_AQ_SUCCESS);
     }
     g_assert_cmpuint(uar, ==, 255);
-    qpci_io_writel(u->dev, u->bar2, 255 * QHCA_DB_PAGE_SIZE + QHCA_DB_CQ, 1);
-    g_assert_cmpuint(rd(u, QHCA_REG_ERROR), ==, 0);
+    eq = guest_alloc(&u->alloc, 4096);
+    g_assert_cmpuint(qt_create_eq(u, eq, 2, 0, 0, &eqn), ==, QHCA_AQ_SUCCESS);
+    cq = guest_alloc(&u->alloc, 4096);
+    create_cq = (struct qhca_cmd_create_cq) {
+        .ring_addr = cpu_to_le64(cq),
+        .dbrec_addr = cpu_to_le64(cq + 2048),
+        .eqn = cpu_to_le32(eqn),
+        .uar = cpu_to_le32(uar),
+        .depth_log2 = 2,
+    };
+    g_assert_cmpuint(qt_cmd(u, QHCA_CMD_CREATE_CQ, &create_cq,
+                            sizeof(create_cq), &cqn), ==, QHCA_AQ_SUCCESS);
+    qpci_io_writel(u->dev, u->bar2, 255 * QHCA_DB_PAGE_SIZE + QHCA_DB_CQ_ARM,
+                   cqn << 16);
+    g_assert_cmpuint(qt_rd(u, QHCA_REG_ERROR), ==, 0);
+    /* The page of another UAR may not ring it. */
+    qpci_io_writel(u->dev, u->bar2, 254 * QHCA_DB_PAGE_SIZE + QHCA_DB_CQ_ARM,
+                   cqn << 16);
+    g_assert_cmpuint(qt_rd(u, QHCA_REG_ERROR), ==, QHCA_ERR_BAD_DOORBELL);
     qhca_stop(u);
 }
 
@@ -1137,13 +864,13 @@ static void test_cq_full(void)
     int i;
 
     /* Four entries: three commands fill the CQ (one slot stays free). */
-    enable(t, 2);
+    qt_enable(t, 2);
     for (i = 0; i < 3; i++) {
-        ids[i] = queue_sqe(t, &sqe);
+        ids[i] = qt_queue_sqe(t, &sqe);
     }
-    ring_sq(t);
+    qt_ring_sq(t);
     for (i = 0; i < 3; i++) {
-        c = take_cqe(t);
+        c = qt_take_cqe(t);
         g_assert_cmpuint(c.cmd_id, ==, ids[i]);
         g_assert_cmpuint(c.status, ==, QHCA_AQ_SUCCESS);
         g_assert_cmpuint(c.result, ==, i);
@@ -1152,32 +879,32 @@ static void test_cq_full(void)
 
     /* Three more while the driver has consumed nothing: they wait. */
     for (i = 3; i < 6; i++) {
-        ids[i] = queue_sqe(t, &sqe);
+        ids[i] = qt_queue_sqe(t, &sqe);
     }
-    ring_sq(t);
-    assert_no_cqe(t);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
+    qt_ring_sq(t);
+    qt_assert_no_cqe(t);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, 0);
 
     /* Free one slot: exactly one more command completes. */
-    wr(t, QHCA_REG_AQ_CQ_DB, 1);
-    c = take_cqe(t);
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, 1);
+    c = qt_take_cqe(t);
     g_assert_cmpuint(c.cmd_id, ==, ids[3]);
     g_assert_cmpuint(c.result, ==, 3);
     g_assert_cmpuint(c.sq_head, ==, 0);
-    assert_no_cqe(t);
+    qt_assert_no_cqe(t);
 
     /* Consume everything: the rest follow, in order. */
-    wr(t, QHCA_REG_AQ_CQ_DB, t->cq_head);
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, t->cq_head);
     for (i = 4; i < 6; i++) {
-        c = take_cqe(t);
+        c = qt_take_cqe(t);
         g_assert_cmpuint(c.cmd_id, ==, ids[i]);
         g_assert_cmpuint(c.result, ==, i);
         g_assert_cmpuint(c.sq_head, ==, (i + 1) % 4);
     }
-    wr(t, QHCA_REG_AQ_CQ_DB, t->cq_head);
-    assert_objects(t, 0, 6, 0);
-    g_assert_cmpuint(rd(t, QHCA_REG_ERROR), ==, 0);
-    assert_alive(t);
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, t->cq_head);
+    qt_assert_objects(t, 0, 6, 0);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, 0);
+    qt_assert_alive(t);
     qhca_stop(t);
 }
 
@@ -1191,28 +918,28 @@ static void test_resets(void)
     g_assert(qpci_config_readl(t->dev, exp + PCI_EXP_DEVCAP) &
              PCI_EXP_DEVCAP_FLR);
 
-    enable(t, 2);
-    g_assert_cmpuint(cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, NULL), ==,
+    qt_enable(t, 2);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, NULL), ==,
                      QHCA_AQ_SUCCESS);
     qtest_system_reset(t->qts);
     /* The reset also cleared the BAR and the command register. */
     qpci_config_writel(t->dev, PCI_BASE_ADDRESS_0, t->bar0.addr);
     qpci_device_enable(t->dev);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_CTRL), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CFG), ==, 0);
-    enable(t, 2);
-    assert_objects(t, 0, 0, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_CTRL), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CFG), ==, 0);
+    qt_enable(t, 2);
+    qt_assert_objects(t, 0, 0, 0);
 
-    g_assert_cmpuint(cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, NULL), ==,
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, NULL), ==,
                      QHCA_AQ_SUCCESS);
     qpci_config_writew(t->dev, exp + PCI_EXP_DEVCTL, PCI_EXP_DEVCTL_BCR_FLR);
     qpci_config_writel(t->dev, PCI_BASE_ADDRESS_0, t->bar0.addr);
     qpci_device_enable(t->dev);
-    g_assert_cmphex(rd(t, QHCA_REG_STATUS), ==, 0);
-    g_assert_cmphex(rd(t, QHCA_REG_AQ_CFG), ==, 0);
-    enable(t, 2);
-    assert_objects(t, 0, 0, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CFG), ==, 0);
+    qt_enable(t, 2);
+    qt_assert_objects(t, 0, 0, 0);
     qhca_stop(t);
 }
 
@@ -1229,16 +956,16 @@ static void test_msix(void)
     g_assert(qpci_msix_masked(t->dev, 1));
 
     t->vector = 1;
-    enable(t, 2);
+    qt_enable(t, 2);
     g_assert(!qpci_msix_pending(t->dev, 1));
-    assert_objects(t, 0, 0, 0);
+    qt_assert_objects(t, 0, 0, 0);
     g_assert(qpci_msix_pending(t->dev, 1));
     g_assert(!qpci_msix_pending(t->dev, 0));
 
     qtest_memset(t->qts, eq, 0, 4096);
     g_assert(!qpci_msix_pending(t->dev, 5));
-    g_assert_cmpuint(create_eq(t, eq, 2, 5, 1u << QHCA_EVENT_PORT_ACTIVE,
-                               &eqn), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_create_eq(t, eq, 2, 5, 1u << QHCA_EVENT_PORT_ACTIVE,
+                                  &eqn), ==, QHCA_AQ_SUCCESS);
     g_assert(qpci_msix_pending(t->dev, 5));
     g_assert(!qpci_msix_pending(t->dev, 4));
     g_assert(!qpci_msix_pending(t->dev, 7));

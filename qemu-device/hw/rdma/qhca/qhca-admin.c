@@ -7,10 +7,14 @@
  * half is guarded against re-entry from its own DMA, and it stops when the
  * CQ is full and resumes when the CQ doorbell frees a slot.
  *
+ * Commands run under the device lock: the engine thread shares the
+ * objects they create and destroy.
+ *
  * One slot of each ring stays unused: indices are ring positions, so a
  * full ring and an empty one would otherwise look the same.
  */
 #include "qemu/osdep.h"
+#include "qemu/lockable.h"
 #include "qemu/main-loop.h"
 #include "qhca.h"
 #include "trace.h"
@@ -55,6 +59,7 @@ static void qhca_aq_process(void *opaque)
     QhcaAdminQueue *aq = &s->aq;
     uint32_t mask = qhca_aq_mask(aq);
 
+    QEMU_LOCK_GUARD(&s->lock);
     /* At most one pass over the ring: the SQ tail only moves by MMIO. */
     while (qhca_is_ready(s) && aq->sq_head != aq->sq_tail) {
         struct qhca_aq_sqe sqe;

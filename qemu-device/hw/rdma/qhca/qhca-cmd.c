@@ -44,12 +44,40 @@ static const QhcaCmdDesc qhca_cmds[] = {
     [QHCA_CMD_QUERY_STATS] = {
         "QUERY_STATS", 0, sizeof(struct qhca_stats)
     },
+    [QHCA_CMD_REG_MR] = { "REG_MR", sizeof(struct qhca_cmd_reg_mr), 0 },
+    [QHCA_CMD_DEREG_MR] = { "DEREG_MR", sizeof(struct qhca_cmd_handle), 0 },
+    [QHCA_CMD_CREATE_CQ] = {
+        "CREATE_CQ", sizeof(struct qhca_cmd_create_cq), 0
+    },
+    [QHCA_CMD_DESTROY_CQ] = {
+        "DESTROY_CQ", sizeof(struct qhca_cmd_handle), 0
+    },
+    [QHCA_CMD_CREATE_QP] = {
+        "CREATE_QP", sizeof(struct qhca_cmd_create_qp), 0
+    },
+    [QHCA_CMD_MODIFY_QP] = {
+        "MODIFY_QP", sizeof(struct qhca_cmd_modify_qp), 0
+    },
+    [QHCA_CMD_QUERY_QP] = {
+        "QUERY_QP", sizeof(struct qhca_cmd_handle),
+        sizeof(struct qhca_qp_attr)
+    },
+    [QHCA_CMD_DESTROY_QP] = {
+        "DESTROY_QP", sizeof(struct qhca_cmd_handle), 0
+    },
+    [QHCA_CMD_QUERY_COUNTERS] = {
+        "QUERY_COUNTERS", 0, sizeof(struct qhca_counters)
+    },
 };
 
 typedef union QhcaCmdParams {
     struct qhca_cmd_query_port query_port;
     struct qhca_cmd_handle handle;
     struct qhca_cmd_create_eq create_eq;
+    struct qhca_cmd_reg_mr reg_mr;
+    struct qhca_cmd_create_cq create_cq;
+    struct qhca_cmd_create_qp create_qp;
+    struct qhca_cmd_modify_qp modify_qp;
     uint8_t raw[QHCA_AQ_PAYLOAD_SIZE];
 } QhcaCmdParams;
 
@@ -57,6 +85,8 @@ typedef union QhcaCmdResp {
     struct qhca_device_attr device;
     struct qhca_port_attr port;
     struct qhca_stats stats;
+    struct qhca_qp_attr qp;
+    struct qhca_counters counters;
 } QhcaCmdResp;
 
 /*
@@ -90,22 +120,22 @@ static uint8_t qhca_cmd_query_device(QhcaState *s, const QhcaCmd *cmd,
                                    QEMU_VERSION_MICRO);
     attr->node_guid = cpu_to_le64(p->node_guid);
     attr->sys_image_guid = cpu_to_le64(p->node_guid);
-    attr->max_mr_size = cpu_to_le64(1ull << 40);
+    attr->max_mr_size = cpu_to_le64(QHCA_MAX_MR_SIZE);
     attr->page_size_cap = cpu_to_le64(0xfffff000);
     attr->vendor_id = cpu_to_le32(QHCA_PCI_VENDOR_ID);
     attr->vendor_part_id = cpu_to_le32(QHCA_PCI_DEVICE_ID);
-    attr->hw_version = cpu_to_le32(QHCA_VERSION_1_0);
+    attr->hw_version = cpu_to_le32(QHCA_VERSION_CURRENT);
     attr->max_qp = cpu_to_le32(p->max_qps);
     attr->max_qp_wr = cpu_to_le32(p->max_qp_wr);
-    attr->max_sge = cpu_to_le32(16);
-    attr->max_sge_rd = cpu_to_le32(16);
+    attr->max_sge = cpu_to_le32(QHCA_MAX_SGE);
+    attr->max_sge_rd = cpu_to_le32(QHCA_MAX_SGE);
     attr->max_cq = cpu_to_le32(p->max_cqs);
     attr->max_cqe = cpu_to_le32(p->max_cqe);
     attr->max_mr = cpu_to_le32(p->max_mrs);
     attr->max_pd = cpu_to_le32(p->max_pds);
-    attr->max_qp_rd_atom = cpu_to_le32(16);
-    attr->max_qp_init_rd_atom = cpu_to_le32(16);
-    attr->max_inline_data = cpu_to_le32(256);
+    attr->max_qp_rd_atom = cpu_to_le32(QHCA_MAX_RD_ATOMIC);
+    attr->max_qp_init_rd_atom = cpu_to_le32(QHCA_MAX_RD_ATOMIC);
+    attr->max_inline_data = cpu_to_le32(QHCA_MAX_INLINE);
     attr->max_uar = cpu_to_le32(p->max_uars);
     attr->max_eq = cpu_to_le32(p->max_eqs);
     attr->max_eqe = cpu_to_le32(QHCA_MAX_EQE);
@@ -137,7 +167,7 @@ static uint8_t qhca_cmd_query_port(QhcaState *s, const QhcaCmd *cmd,
     attr->subnet_prefix = cpu_to_le64(0xfe80000000000000ull);
     /* The device is its own subnet manager: IsSM | IsTrapSupported. */
     attr->port_cap_flags = cpu_to_le32(1u << 1 | 1u << 3);
-    attr->max_msg_sz = cpu_to_le32(1u << 31);
+    attr->max_msg_sz = cpu_to_le32(QHCA_MAX_MSG_SIZE);
     attr->lid = cpu_to_le16(p->lid);
     attr->sm_lid = cpu_to_le16(p->lid);
     attr->pkey = cpu_to_le16(0xffff);
@@ -164,8 +194,9 @@ static uint8_t qhca_cmd_alloc(QhcaState *s, const QhcaCmd *cmd,
     return QHCA_AQ_SUCCESS;
 }
 
+/* UARs and PDs: @refs counts the objects using each, NULL if none can. */
 static uint8_t qhca_cmd_dealloc(QhcaState *s, const QhcaCmd *cmd,
-                                QhcaTable *t,
+                                QhcaTable *t, const uint32_t *refs,
                                 const struct qhca_cmd_handle *in)
 {
     uint32_t handle = le32_to_cpu(in->handle);
@@ -178,18 +209,39 @@ static uint8_t qhca_cmd_dealloc(QhcaState *s, const QhcaCmd *cmd,
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
                                "handle not allocated");
     }
+    if (refs && refs[handle]) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                               "still in use");
+    }
     qhca_table_free(t, handle);
     return QHCA_AQ_SUCCESS;
 }
 
-static uint8_t qhca_cmd_destroy_eq(QhcaState *s, const QhcaCmd *cmd,
-                                   const struct qhca_cmd_handle *in)
+/* The commands whose payload is one handle. */
+static uint8_t qhca_cmd_on_handle(QhcaState *s, const QhcaCmd *cmd,
+                                  const struct qhca_cmd_handle *in,
+                                  QhcaCmdResp *out)
 {
+    uint32_t handle = le32_to_cpu(in->handle);
+
     if (in->rsvd) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                "reserved field set");
     }
-    return qhca_eq_destroy(s, cmd, le32_to_cpu(in->handle));
+    switch (cmd->opcode) {
+    case QHCA_CMD_DESTROY_EQ:
+        return qhca_eq_destroy(s, cmd, handle);
+    case QHCA_CMD_DEREG_MR:
+        return qhca_mr_dereg(s, cmd, handle);
+    case QHCA_CMD_DESTROY_CQ:
+        return qhca_cq_destroy(s, cmd, handle);
+    case QHCA_CMD_QUERY_QP:
+        return qhca_qp_query(s, cmd, handle, &out->qp);
+    case QHCA_CMD_DESTROY_QP:
+        return qhca_qp_destroy(s, cmd, handle);
+    default:
+        g_assert_not_reached();
+    }
 }
 
 static uint8_t qhca_cmd_query_stats(QhcaState *s, const QhcaCmd *cmd,
@@ -198,10 +250,25 @@ static uint8_t qhca_cmd_query_stats(QhcaState *s, const QhcaCmd *cmd,
     st->uars = cpu_to_le32(s->uars.used);
     st->pds = cpu_to_le32(s->pds.used);
     st->eqs = cpu_to_le32(s->eqs.used);
+    st->cqs = cpu_to_le32(s->cqs.used);
+    st->qps = cpu_to_le32(s->qps.used);
+    st->mrs = cpu_to_le32(s->mrs.used);
     st->admin_cmds = cpu_to_le64(s->counters.admin_cmds);
     st->admin_errors = cpu_to_le64(s->counters.admin_errors);
-    st->doorbells = cpu_to_le64(s->counters.doorbells);
-    st->guest_errors = cpu_to_le64(s->counters.guest_errors);
+    st->doorbells = cpu_to_le64(qatomic_read(&s->counters.doorbells));
+    st->guest_errors = cpu_to_le64(qatomic_read(&s->counters.guest_errors));
+    return QHCA_AQ_SUCCESS;
+}
+
+static uint8_t qhca_cmd_query_counters(QhcaState *s, const QhcaCmd *cmd,
+                                       struct qhca_counters *c)
+{
+    unsigned i;
+
+    QEMU_BUILD_BUG_ON(QHCA_CNT_NUM > ARRAY_SIZE(c->cnt));
+    for (i = 0; i < QHCA_CNT_NUM; i++) {
+        c->cnt[i] = cpu_to_le64(qatomic_read(&s->counters.cnt[i]));
+    }
     return QHCA_AQ_SUCCESS;
 }
 
@@ -217,17 +284,31 @@ static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
     case QHCA_CMD_ALLOC_UAR:
         return qhca_cmd_alloc(s, cmd, &s->uars, result);
     case QHCA_CMD_DEALLOC_UAR:
-        return qhca_cmd_dealloc(s, cmd, &s->uars, &in->handle);
+        return qhca_cmd_dealloc(s, cmd, &s->uars, s->uar_refs, &in->handle);
     case QHCA_CMD_ALLOC_PD:
         return qhca_cmd_alloc(s, cmd, &s->pds, result);
     case QHCA_CMD_DEALLOC_PD:
-        return qhca_cmd_dealloc(s, cmd, &s->pds, &in->handle);
+        return qhca_cmd_dealloc(s, cmd, &s->pds, s->pd_refs, &in->handle);
     case QHCA_CMD_CREATE_EQ:
         return qhca_eq_create(s, cmd, &in->create_eq, result);
     case QHCA_CMD_DESTROY_EQ:
-        return qhca_cmd_destroy_eq(s, cmd, &in->handle);
+    case QHCA_CMD_DEREG_MR:
+    case QHCA_CMD_DESTROY_CQ:
+    case QHCA_CMD_QUERY_QP:
+    case QHCA_CMD_DESTROY_QP:
+        return qhca_cmd_on_handle(s, cmd, &in->handle, out);
     case QHCA_CMD_QUERY_STATS:
         return qhca_cmd_query_stats(s, cmd, &out->stats);
+    case QHCA_CMD_REG_MR:
+        return qhca_mr_reg(s, cmd, &in->reg_mr, result);
+    case QHCA_CMD_CREATE_CQ:
+        return qhca_cq_create(s, cmd, &in->create_cq, result);
+    case QHCA_CMD_CREATE_QP:
+        return qhca_qp_create(s, cmd, &in->create_qp, result);
+    case QHCA_CMD_MODIFY_QP:
+        return qhca_qp_modify(s, cmd, &in->modify_qp);
+    case QHCA_CMD_QUERY_COUNTERS:
+        return qhca_cmd_query_counters(s, cmd, &out->counters);
     default:
         g_assert_not_reached();
     }

@@ -7,9 +7,16 @@
  * (through its bus master address space, so with bus mastering off nothing
  * is reachable).  Device memory is refused: a ring placed over a BAR would
  * make the device program itself.
+ *
+ * The engine thread calls these without the BQL.  An access that found
+ * RAM must not turn into an MMIO access (which would take the BQL) if the
+ * memory map changes in between, so RAM is reached through a
+ * MemoryRegionCache: it pins the region it translated to and copies with
+ * memcpy, marking written pages dirty as any DMA does.
  */
 #include "qemu/osdep.h"
 #include "exec/memory.h"
+#include "system/dma.h"
 #include "qemu/rcu.h"
 #include "qhca.h"
 #include "trace.h"
@@ -44,21 +51,71 @@ bool qhca_dma_in_ram(QhcaState *s, uint64_t addr, uint64_t len,
     return true;
 }
 
-bool qhca_dma_read(QhcaState *s, uint64_t addr, void *buf, uint64_t len)
+static bool qhca_dma_direct_ok(MemoryRegion *mr, bool is_write)
 {
-    if (!qhca_dma_in_ram(s, addr, len, false)) {
+    return memory_region_is_ram(mr) && !memory_region_is_ram_device(mr) &&
+           !(is_write && memory_region_is_rom(mr));
+}
+
+/*
+ * Copy between @buf and guest RAM, one contiguous piece of the memory map
+ * at a time.  Behind a vIOMMU the cache sees the IOMMU region, not RAM:
+ * then the piece goes through the checked pci_dma_rw() instead.
+ */
+static bool qhca_dma_rw(QhcaState *s, uint64_t addr, void *buf, uint64_t len,
+                        bool is_write)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    uint8_t *p = buf;
+
+    if (len == 0 || len - 1 > UINT64_MAX - addr) {
         return false;
     }
-    return pci_dma_read(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
+    while (len) {
+        MemoryRegionCache cache = { 0 };
+        int64_t l = address_space_cache_init(&cache, as, addr, len, is_write);
+        bool ok = false;
+
+        if (l > 0 && cache.ptr &&
+            qhca_dma_direct_ok(cache.mrs.mr, is_write)) {
+            if (is_write) {
+                address_space_write_cached(&cache, 0, p, l);
+            } else {
+                address_space_read_cached(&cache, 0, p, l);
+            }
+            ok = true;
+        } else if (l > 0 && memory_region_is_iommu(cache.mrs.mr)) {
+            l = len;
+            ok = qhca_dma_in_ram(s, addr, len, is_write) &&
+                 pci_dma_rw(PCI_DEVICE(s), addr, p, len,
+                            is_write ? DMA_DIRECTION_FROM_DEVICE :
+                                       DMA_DIRECTION_TO_DEVICE,
+                            MEMTXATTRS_UNSPECIFIED) == MEMTX_OK;
+        } else {
+            trace_qhca_dma_not_ram(addr, l > 0 ?
+                                   memory_region_name(cache.mrs.mr) :
+                                   "nothing");
+        }
+        address_space_cache_destroy(&cache);
+        if (!ok) {
+            return false;
+        }
+        addr += l;
+        p += l;
+        len -= l;
+    }
+    return true;
+}
+
+bool qhca_dma_read(QhcaState *s, uint64_t addr, void *buf, uint64_t len)
+{
+    return qhca_dma_rw(s, addr, buf, len, false);
 }
 
 bool qhca_dma_write(QhcaState *s, uint64_t addr, const void *buf,
                     uint64_t len)
 {
-    if (!qhca_dma_in_ram(s, addr, len, true)) {
-        return false;
-    }
-    return pci_dma_write(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
+    return qhca_dma_rw(s, addr, (void *)buf, len, true);
 }
 
 /*

@@ -6,8 +6,13 @@
  * As on the admin CQ, one slot stays free so that the consumer index alone
  * tells a full ring from an empty one.  An event that finds its queue full
  * is dropped and counted; the device never overwrites an unread entry.
+ *
+ * Events come from admin commands and from the engine thread; both hold
+ * the device lock, which also guards the EQ doorbell.
  */
 #include "qemu/osdep.h"
+#include "qemu/bitops.h"
+#include "qemu/lockable.h"
 #include "qhca.h"
 #include "trace.h"
 
@@ -45,6 +50,32 @@ static void qhca_eq_post(QhcaState *s, uint32_t eqn, QhcaEq *eq,
         eq->phase ^= 1;
     }
     qhca_irq(s, eq->vector);
+}
+
+/* An event for one EQ (a completion event for its CQ's EQ). */
+void qhca_eq_event(QhcaState *s, uint32_t eqn, enum qhca_event_type type,
+                   uint32_t data)
+{
+    if (!qhca_table_live(&s->eqs, eqn)) {
+        /* The driver destroyed the EQ its CQ reports to. */
+        trace_qhca_eq_no_eq(eqn, type, data);
+        return;
+    }
+    qhca_eq_post(s, eqn, &s->eq[eqn], type, data);
+}
+
+/* An asynchronous event goes to every EQ that asked for its type. */
+void qhca_eq_broadcast(QhcaState *s, enum qhca_event_type type,
+                       uint32_t data)
+{
+    unsigned long eqn;
+
+    trace_qhca_event(type, data);
+    qhca_count(s, QHCA_CNT_ASYNC_EVENTS, 1);
+    for (eqn = find_first_bit(s->eqs.map, s->eqs.size); eqn < s->eqs.size;
+         eqn = find_next_bit(s->eqs.map, s->eqs.size, eqn + 1)) {
+        qhca_eq_post(s, eqn, &s->eq[eqn], type, data);
+    }
 }
 
 uint8_t qhca_eq_create(QhcaState *s, const QhcaCmd *cmd,
@@ -117,6 +148,7 @@ void qhca_eq_doorbell(QhcaState *s, uint32_t val)
     QhcaEq *eq;
     uint32_t mask;
 
+    QEMU_LOCK_GUARD(&s->lock);
     if (!qhca_table_live(&s->eqs, eqn)) {
         why = "no such EQ";
     } else {

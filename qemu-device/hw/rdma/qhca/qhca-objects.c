@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * qhca object tables: the handles of UARs, PDs and EQs.
+ * qhca object tables: the handles of every object type.
  *
  * Each table is a bitmap sized by a device property.  A handle is an index
- * into it; later object types (CQ, QP, MR) get a table of their own here.
+ * into it; tables whose low handles are reserved (CQ 0, QPs 0 and 1) start
+ * at their first usable handle.  The object types of the data path keep
+ * their state in qhca-mr.c, qhca-cq.c and qhca-qp.c.
  */
 #include "qemu/osdep.h"
 #include "qemu/bitmap.h"
 #include "qhca.h"
 #include "trace.h"
 
-void qhca_table_init(QhcaTable *t, const char *name, uint32_t size)
+void qhca_table_init(QhcaTable *t, const char *name, uint32_t first,
+                     uint32_t count)
 {
     t->name = name;
-    t->size = size;
+    t->first = first;
+    t->size = first + count;
     t->used = 0;
-    t->first_free = 0;
-    t->map = bitmap_new(size);
+    t->first_free = first;
+    t->map = bitmap_new(t->size);
 }
 
 void qhca_table_fini(QhcaTable *t)
@@ -31,7 +35,7 @@ void qhca_table_reset(QhcaTable *t)
 {
     bitmap_zero(t->map, t->size);
     t->used = 0;
-    t->first_free = 0;
+    t->first_free = t->first;
 }
 
 /*
@@ -43,7 +47,7 @@ bool qhca_table_alloc(QhcaTable *t, uint32_t *handle)
 {
     unsigned long i;
 
-    if (t->used == t->size) {
+    if (t->used == t->size - t->first) {
         trace_qhca_table_full(t->name, t->size);
         return false;
     }
@@ -59,7 +63,7 @@ bool qhca_table_alloc(QhcaTable *t, uint32_t *handle)
 
 bool qhca_table_live(QhcaTable *t, uint32_t handle)
 {
-    return handle < t->size && test_bit(handle, t->map);
+    return handle >= t->first && handle < t->size && test_bit(handle, t->map);
 }
 
 void qhca_table_free(QhcaTable *t, uint32_t handle)
@@ -71,27 +75,53 @@ void qhca_table_free(QhcaTable *t, uint32_t handle)
     trace_qhca_table_free(t->name, handle);
 }
 
+/*
+ * Everything below runs under the device lock (or before the engine
+ * exists, or after it stopped).
+ */
+
 void qhca_objects_init(QhcaState *s)
 {
-    qhca_table_init(&s->uars, "uar", s->params.max_uars);
-    qhca_table_init(&s->pds, "pd", s->params.max_pds);
-    qhca_table_init(&s->eqs, "eq", s->params.max_eqs);
+    qhca_table_init(&s->uars, "uar", 0, s->params.max_uars);
+    qhca_table_init(&s->pds, "pd", 0, s->params.max_pds);
+    qhca_table_init(&s->eqs, "eq", 0, s->params.max_eqs);
     s->eq = g_new0(QhcaEq, s->params.max_eqs);
+    /* Large but untouched until used: calloc maps them lazily. */
+    s->pd_refs = g_new0(uint32_t, s->params.max_pds);
+    s->uar_refs = g_new0(uint32_t, s->params.max_uars);
+    qhca_mr_init(s);
+    qhca_cq_init(s);
+    qhca_qp_init(s);
 }
 
 void qhca_objects_fini(QhcaState *s)
 {
+    qhca_qp_fini(s);
+    qhca_cq_fini(s);
+    qhca_mr_fini(s);
     qhca_table_fini(&s->uars);
     qhca_table_fini(&s->pds);
     qhca_table_fini(&s->eqs);
     g_free(s->eq);
     s->eq = NULL;
+    g_free(s->pd_refs);
+    s->pd_refs = NULL;
+    g_free(s->uar_refs);
+    s->uar_refs = NULL;
 }
 
 void qhca_objects_reset(QhcaState *s)
 {
+    qhca_qp_reset(s);
+    qhca_cq_reset(s);
+    qhca_mr_reset(s);
     qhca_table_reset(&s->uars);
     qhca_table_reset(&s->pds);
     qhca_table_reset(&s->eqs);
     memset(s->eq, 0, sizeof(*s->eq) * s->params.max_eqs);
+    /* A fresh calloc rather than a memset that would touch every page. */
+    g_free(s->pd_refs);
+    s->pd_refs = g_new0(uint32_t, s->params.max_pds);
+    g_free(s->uar_refs);
+    s->uar_refs = g_new0(uint32_t, s->params.max_uars);
 }

@@ -9,6 +9,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/host-utils.h"
+#include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
@@ -22,11 +23,19 @@
 /* Default node GUID: a QEMU-style OUI (52:54:00) with the LID in it. */
 #define QHCA_GUID_BASE          0x525400fffe000000ull
 
+/* Signal an MSI-X vector; from the engine thread, via the main loop. */
 void qhca_irq(QhcaState *s, unsigned vector)
 {
     PCIDevice *pci_dev = PCI_DEVICE(s);
 
-    if (msix_enabled(pci_dev) && vector < s->params.msix_vectors) {
+    if (vector >= s->params.msix_vectors) {
+        return;
+    }
+    if (!bql_locked()) {
+        qhca_engine_irq_later(s, vector);
+        return;
+    }
+    if (msix_enabled(pci_dev)) {
         trace_qhca_irq(vector);
         msix_notify(pci_dev, vector);
     }
@@ -55,6 +64,8 @@ static bool qhca_check_params(QhcaParams *p, Error **errp)
         qhca_check_range("max-qp-wr", p->max_qp_wr, 1, QHCA_MAX_QP_WR,
                          errp) &&
         qhca_check_range("max-cqe", p->max_cqe, 1, QHCA_MAX_CQE, errp) &&
+        qhca_check_range("max-mr-pages", p->max_mr_pages, 1,
+                         QHCA_MAX_MR_PAGES, errp) &&
         qhca_check_range("msix-vectors", p->msix_vectors,
                          QHCA_MIN_MSIX_VECTORS, QHCA_MAX_MSIX_VECTORS, errp);
 }
@@ -118,8 +129,10 @@ static void qhca_realize(PCIDevice *pci_dev, Error **errp)
         return;
     }
 
+    qemu_mutex_init(&s->lock);
     qhca_objects_init(s);
     qhca_aq_init(s);
+    qhca_engine_init(s);
     qhca_device_reset(s);
 }
 
@@ -127,8 +140,11 @@ static void qhca_exit(PCIDevice *pci_dev)
 {
     QhcaState *s = QHCA(pci_dev);
 
+    /* The engine first: it uses the objects. */
+    qhca_engine_fini(s);
     qhca_aq_fini(s);
     qhca_objects_fini(s);
+    qemu_mutex_destroy(&s->lock);
     msix_unuse_all_vectors(pci_dev);
     msix_uninit(pci_dev, &s->bar0, &s->bar0);
     pcie_cap_exit(pci_dev);
@@ -159,7 +175,9 @@ static const Property qhca_props[] = {
     DEFINE_PROP_UINT32("max-cqs", QhcaState, params.max_cqs, 1024),
     DEFINE_PROP_UINT32("max-mrs", QhcaState, params.max_mrs, 4096),
     DEFINE_PROP_UINT32("max-qp-wr", QhcaState, params.max_qp_wr, 4096),
-    DEFINE_PROP_UINT32("max-cqe", QhcaState, params.max_cqe, 65536),
+    DEFINE_PROP_UINT32("max-cqe", QhcaState, params.max_cqe, 32768),
+    DEFINE_PROP_UINT32("max-mr-pages", QhcaState, params.max_mr_pages,
+                       1048576),
     DEFINE_PROP_UINT32("msix-vectors", QhcaState, params.msix_vectors, 8),
 };
 

@@ -10,6 +10,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/bitops.h"
+#include "qemu/lockable.h"
 #include "qhca.h"
 #include "trace.h"
 
@@ -25,9 +26,12 @@ void qhca_device_reset(QhcaState *s)
 {
     trace_qhca_reset();
     qhca_aq_reset(s);
+    /* The engine may be in the middle of a round: wait for it. */
+    QEMU_LOCK_GUARD(&s->lock);
+    s->status = 0;
+    qhca_engine_reset(s);
     qhca_objects_reset(s);
     s->ctrl = 0;
-    s->status = 0;
     s->error = QHCA_ERR_NONE;
     memset(&s->counters, 0, sizeof(s->counters));
 }
@@ -56,6 +60,8 @@ static void qhca_enable(QhcaState *s)
     }
     qhca_aq_start(s);
     s->status |= QHCA_STATUS_READY;
+    /* Work that waited while the device was disabled. */
+    qhca_engine_wake(s);
 }
 
 static void qhca_disable(QhcaState *s)
@@ -79,7 +85,11 @@ static void qhca_ctrl_write(QhcaState *s, uint32_t val)
     if (val & QHCA_CTRL_RESET) {
         /* A reset leaves the device disabled, whatever ENABLE said. */
         qhca_device_reset(s);
-    } else if (val & QHCA_CTRL_ENABLE) {
+        return;
+    }
+    /* STATUS is also the engine's (qhca_fatal()). */
+    QEMU_LOCK_GUARD(&s->lock);
+    if (val & QHCA_CTRL_ENABLE) {
         qhca_enable(s);
     } else {
         qhca_disable(s);
@@ -161,7 +171,7 @@ static uint64_t qhca_reg_read(void *opaque, hwaddr addr, unsigned size)
 
     switch (addr) {
     case QHCA_REG_VERSION:
-        val = QHCA_VERSION_1_0;
+        val = QHCA_VERSION_CURRENT;
         break;
     case QHCA_REG_MAGIC:
         val = QHCA_MAGIC;

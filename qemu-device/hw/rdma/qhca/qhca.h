@@ -10,12 +10,15 @@
 #define HW_RDMA_QHCA_H
 
 #include "hw/pci/pci_device.h"
+#include "qemu/atomic.h"
 #include "qemu/log.h"
 #include "qom/object.h"
 #include "hw/rdma/qhca_hw.h"
 
 #define TYPE_QHCA "qhca"
 OBJECT_DECLARE_SIMPLE_TYPE(QhcaState, QHCA)
+
+#include "qhca-dp.h"
 
 /*
  * Property limits.  Each keeps a handle or index inside the field that
@@ -28,8 +31,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(QhcaState, QHCA)
 #define QHCA_MAX_QPS            65536
 #define QHCA_MAX_CQS            65536
 #define QHCA_MAX_MRS            (1u << 24)
-#define QHCA_MAX_QP_WR          65536
-#define QHCA_MAX_CQE            65536
+#define QHCA_MAX_QP_WR          32768   /* 16-bit indices: see the spec */
+#define QHCA_MAX_CQE            32768
+#define QHCA_MAX_MR_PAGES       (1u << 28)  /* 2 GiB of page lists */
 #define QHCA_MIN_MSIX_VECTORS   2
 #define QHCA_MAX_MSIX_VECTORS   64
 #define QHCA_MAX_LID            0xbfff      /* highest unicast LID */
@@ -51,13 +55,15 @@ typedef struct QhcaParams {
     uint32_t max_mrs;
     uint32_t max_qp_wr;
     uint32_t max_cqe;
+    uint32_t max_mr_pages;
     uint32_t msix_vectors;
 } QhcaParams;
 
-/* A table of object handles 0 .. size - 1. */
+/* A table of object handles first .. size - 1. */
 typedef struct QhcaTable {
     const char *name;
     unsigned long *map;
+    uint32_t first;             /* lower handles are never handed out */
     uint32_t size;
     uint32_t used;
     uint32_t first_free;        /* no free handle below this one */
@@ -91,11 +97,16 @@ typedef struct QhcaAdminQueue {
     QEMUBH *bh;
 } QhcaAdminQueue;
 
+/*
+ * Counters.  Doorbells (BAR 2) and the engine thread update some of them
+ * without the device lock, so they are all updated atomically.
+ */
 typedef struct QhcaCounters {
     uint64_t admin_cmds;
     uint64_t admin_errors;
     uint64_t doorbells;
     uint64_t guest_errors;
+    uint64_t cnt[QHCA_CNT_NUM];         /* QUERY_COUNTERS */
 } QhcaCounters;
 
 struct QhcaState {
@@ -106,6 +117,7 @@ struct QhcaState {
     MemoryRegion db_bar;
 
     QhcaParams params;
+    QemuMutex lock;             /* the device lock, see qhca-dp.h */
 
     uint32_t ctrl;
     uint32_t status;
@@ -116,6 +128,19 @@ struct QhcaState {
     QhcaTable pds;
     QhcaTable eqs;
     QhcaEq *eq;                 /* params.max_eqs entries */
+
+    /* Interface 1.1: the data path. */
+    QhcaTable mrs;
+    QhcaTable cqs;
+    QhcaTable qps;
+    QhcaMr **mr;                /* by MR index */
+    QhcaCq *cq;                 /* by CQ number, allocated once */
+    QhcaQp *qp;                 /* by QP number, allocated once */
+    uint32_t *pd_refs;          /* MRs and QPs using each PD */
+    uint32_t *uar_refs;         /* CQs and QPs using each UAR */
+    uint64_t mr_pages;          /* page list entries all MRs hold */
+    QhcaEngine engine;
+
     QhcaCounters counters;
 };
 
@@ -135,10 +160,15 @@ struct QhcaState {
 
 static inline void qhca_count_guest_error(QhcaState *s, enum qhca_error err)
 {
-    s->counters.guest_errors++;
+    qatomic_inc(&s->counters.guest_errors);
     if (err != QHCA_ERR_NONE) {
-        s->error = err;
+        qatomic_set(&s->error, err);
     }
+}
+
+static inline void qhca_count(QhcaState *s, enum qhca_counter c, uint64_t n)
+{
+    qatomic_add(&s->counters.cnt[c], n);
 }
 
 static inline bool qhca_is_ready(QhcaState *s)
@@ -192,7 +222,8 @@ uint8_t qhca_cmd_reject(QhcaState *s, const QhcaCmd *cmd, uint8_t status,
                         const char *why);
 
 /* qhca-objects.c */
-void qhca_table_init(QhcaTable *t, const char *name, uint32_t size);
+void qhca_table_init(QhcaTable *t, const char *name, uint32_t first,
+                     uint32_t count);
 void qhca_table_fini(QhcaTable *t);
 void qhca_table_reset(QhcaTable *t);
 bool qhca_table_alloc(QhcaTable *t, uint32_t *handle);
@@ -207,6 +238,90 @@ uint8_t qhca_eq_create(QhcaState *s, const QhcaCmd *cmd,
                        const struct qhca_cmd_create_eq *p, uint32_t *eqn);
 uint8_t qhca_eq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t eqn);
 void qhca_eq_doorbell(QhcaState *s, uint32_t val);
+void qhca_eq_event(QhcaState *s, uint32_t eqn, enum qhca_event_type type,
+                   uint32_t data);
+void qhca_eq_broadcast(QhcaState *s, enum qhca_event_type type,
+                       uint32_t data);
+
+/* qhca-mr.c */
+void qhca_mr_init(QhcaState *s);
+void qhca_mr_fini(QhcaState *s);
+void qhca_mr_reset(QhcaState *s);
+uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
+                    const struct qhca_cmd_reg_mr *p, uint32_t *index);
+uint8_t qhca_mr_dereg(QhcaState *s, const QhcaCmd *cmd, uint32_t index);
+QhcaMr *qhca_mr_lookup(QhcaState *s, uint32_t key, uint32_t pdn,
+                       uint64_t addr, uint64_t len, uint8_t access);
+bool qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
+                  uint32_t len, bool to_mr);
+uint8_t qhca_sgl_copy(QhcaState *s, uint32_t pdn, const QhcaSge *sge,
+                      unsigned num_sge, uint8_t access, uint64_t offset,
+                      void *buf, uint32_t len, bool to_sgl);
+
+/* qhca-cq.c */
+void qhca_cq_init(QhcaState *s);
+void qhca_cq_fini(QhcaState *s);
+void qhca_cq_reset(QhcaState *s);
+uint8_t qhca_cq_create(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_create_cq *p, uint32_t *cqn);
+uint8_t qhca_cq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t cqn);
+bool qhca_cq_post(QhcaState *s, uint32_t cqn, struct qhca_cqe *cqe);
+void qhca_cq_arm(QhcaState *s, QhcaCq *cq);
+
+/* qhca-qp.c */
+void qhca_qp_init(QhcaState *s);
+void qhca_qp_fini(QhcaState *s);
+void qhca_qp_reset(QhcaState *s);
+uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_create_qp *p, uint32_t *qpn);
+uint8_t qhca_qp_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn);
+uint8_t qhca_qp_query(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn,
+                      struct qhca_qp_attr *attr);
+void qhca_qp_clear(QhcaQp *qp);
+void qhca_qp_error(QhcaState *s, QhcaQp *qp, enum qhca_event_type event);
+bool qhca_qp_flush(QhcaState *s, QhcaQp *qp);
+void qhca_qp_sq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi);
+void qhca_qp_rq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi);
+
+/* qhca-qp-modify.c */
+uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_modify_qp *p);
+
+/* qhca-engine.c */
+void qhca_engine_init(QhcaState *s);
+void qhca_engine_fini(QhcaState *s);
+void qhca_engine_reset(QhcaState *s);
+void qhca_engine_wake(QhcaState *s);
+void qhca_engine_irq_later(QhcaState *s, unsigned vector);
+void qhca_engine_kick_qp(QhcaState *s, QhcaQp *qp, uint32_t why);
+void qhca_engine_kick_cq(QhcaState *s, QhcaCq *cq);
+void qhca_engine_schedule(QhcaState *s, QhcaQp *qp);
+void qhca_engine_unschedule(QhcaState *s, QhcaQp *qp);
+void qhca_timer_arm(QhcaState *s, QhcaQp *qp, uint8_t kind, int64_t ns);
+
+/* qhca-wire.c */
+void qhca_wire_init(QhcaState *s);
+void qhca_wire_fini(QhcaState *s);
+QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
+                             uint32_t dest_qpn, uint32_t psn);
+void qhca_wire_send(QhcaState *s, QhcaPacket *pkt);
+void qhca_wire_drain(QhcaState *s);
+
+/* qhca-requester.c */
+bool qhca_req_step(QhcaState *s, QhcaQp *qp);
+void qhca_req_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
+void qhca_req_timer(QhcaState *s, QhcaQp *qp);
+uint8_t qhca_wc_opcode(uint8_t wr_opcode);
+
+/* qhca-responder.c */
+bool qhca_resp_step(QhcaState *s, QhcaQp *qp);
+void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
+
+/* Bytes of payload in a packet of the QP's path MTU. */
+static inline uint32_t qhca_qp_mtu(const QhcaQp *qp)
+{
+    return 128u << qp->path_mtu;
+}
 
 /* Port state follows the device: the port is up while the device is ready. */
 static inline bool qhca_port_active(QhcaState *s)

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca completion queues: CREATE_CQ/DESTROY_CQ, writing CQEs, arming.
+ *
+ * Every slot of the ring is usable.  The device counts the CQEs it wrote
+ * (pi) and remembers the consumer index it last read from the consumer
+ * record (ci); only when pi - ci reaches the ring size does it read the
+ * record again.  If the ring is still full the CQ overruns: it is in error
+ * from then on and the caller moves its QP to ERR.
+ */
+#include "qemu/osdep.h"
+#include "qemu/cutils.h"
+#include "qemu/host-utils.h"
+#include "qhca.h"
+#include "trace.h"
+
+void qhca_cq_init(QhcaState *s)
+{
+    uint32_t i;
+
+    qhca_table_init(&s->cqs, "cq", QHCA_FIRST_CQN, s->params.max_cqs);
+    s->cq = g_new0(QhcaCq, s->cqs.size);
+    for (i = 0; i < s->cqs.size; i++) {
+        s->cq[i].cqn = i;
+    }
+}
+
+void qhca_cq_fini(QhcaState *s)
+{
+    qhca_table_fini(&s->cqs);
+    g_free(s->cq);
+    s->cq = NULL;
+}
+
+/* Forget a CQ; its doorbell fields stay, the engine skips dead CQs. */
+static void qhca_cq_clear(QhcaCq *cq)
+{
+    uint32_t cqn = cq->cqn;
+    uint32_t arm_req = qatomic_read(&cq->arm_req);
+    uint32_t kick = qatomic_read(&cq->kick);
+
+    memset(cq, 0, sizeof(*cq));
+    cq->cqn = cqn;
+    qatomic_set(&cq->arm_req, arm_req);
+    qatomic_set(&cq->kick, kick);
+}
+
+void qhca_cq_reset(QhcaState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->cqs.size; i++) {
+        qhca_cq_clear(&s->cq[i]);
+    }
+    qhca_table_reset(&s->cqs);
+}
+
+uint8_t qhca_cq_create(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_create_cq *p, uint32_t *cqn)
+{
+    uint64_t ring = le64_to_cpu(p->ring_addr);
+    uint64_t dbrec = le64_to_cpu(p->dbrec_addr);
+    uint32_t eqn = le32_to_cpu(p->eqn);
+    uint32_t uar = le32_to_cpu(p->uar);
+    QhcaCq *cq;
+
+    if (!buffer_is_zero(p->rsvd0, sizeof(p->rsvd0)) || p->rsvd1) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "reserved field set");
+    }
+    if (p->depth_log2 < 1 || p->depth_log2 > 31 ||
+        (1u << p->depth_log2) > s->params.max_cqe) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "depth out of range");
+    }
+    if (ring % QHCA_QUEUE_ALIGN) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "ring not 64-byte aligned");
+    }
+    if (dbrec % sizeof(uint32_t)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "consumer record not 4-byte aligned");
+    }
+    if (!qhca_table_live(&s->eqs, eqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such EQ");
+    }
+    if (!qhca_table_live(&s->uars, uar)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
+    }
+    if (!qhca_dma_in_ram(s, ring, (uint64_t)sizeof(struct qhca_cqe) <<
+                         p->depth_log2, true)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                               "ring not in guest RAM");
+    }
+    if (!qhca_dma_in_ram(s, dbrec, sizeof(uint32_t), false)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                               "consumer record not in guest RAM");
+    }
+    if (!qhca_table_alloc(&s->cqs, cqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+    }
+
+    cq = &s->cq[*cqn];
+    qhca_cq_clear(cq);
+    cq->ring = ring;
+    cq->dbrec = dbrec;
+    cq->depth_log2 = p->depth_log2;
+    cq->entries = 1u << p->depth_log2;
+    cq->eqn = eqn;
+    qatomic_set(&cq->uar, uar);
+    s->uar_refs[uar]++;
+    trace_qhca_cq_create(*cqn, ring, dbrec, cq->entries, eqn, uar);
+    return QHCA_AQ_SUCCESS;
+}
+
+uint8_t qhca_cq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t cqn)
+{
+    QhcaCq *cq;
+
+    if (!qhca_table_live(&s->cqs, cqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
+    }
+    cq = &s->cq[cqn];
+    if (cq->qp_refs) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                               "CQ in use by a QP");
+    }
+    trace_qhca_cq_destroy(cqn, cq->pi);
+    s->uar_refs[cq->uar]--;
+    qhca_cq_clear(cq);
+    qhca_table_free(&s->cqs, cqn);
+    return QHCA_AQ_SUCCESS;
+}
+
+static void qhca_cq_event(QhcaState *s, QhcaCq *cq)
+{
+    trace_qhca_cq_event(cq->cqn, cq->eqn);
+    cq->armed = QHCA_CQ_DISARMED;
+    qhca_count(s, QHCA_CNT_COMPLETION_EVENTS, 1);
+    qhca_eq_event(s, cq->eqn, QHCA_EVENT_COMPLETION, cq->cqn);
+}
+
+/* Is the ring full?  Reads the consumer record only when it seems so. */
+static bool qhca_cq_full(QhcaState *s, QhcaCq *cq)
+{
+    uint32_t ci;
+
+    if (cq->pi - cq->ci < cq->entries) {
+        return false;
+    }
+    if (!qhca_dma_read(s, cq->dbrec, &ci, sizeof(ci))) {
+        qhca_dma_ring_failed(s, "CQ consumer record", cq->dbrec);
+        return true;
+    }
+    ci = le32_to_cpu(ci);
+    /* The consumer cannot be ahead of the producer. */
+    if (cq->pi - ci > cq->entries) {
+        qhca_guest_error(s, QHCA_ERR_NONE, cq_dbrec,
+                         "CQ %u consumer record %u beyond producer %u",
+                         cq->cqn, ci, cq->pi);
+        return true;
+    }
+    cq->ci = ci;
+    return cq->pi - cq->ci >= cq->entries;
+}
+
+static const uint8_t qhca_status_counter[] = {
+    [QHCA_WC_LOC_LEN_ERR] = QHCA_CNT_ERR_LOC_LEN,
+    [QHCA_WC_LOC_QP_OP_ERR] = QHCA_CNT_ERR_LOC_QP_OP,
+    [QHCA_WC_LOC_PROT_ERR] = QHCA_CNT_ERR_LOC_PROT,
+    [QHCA_WC_WR_FLUSH_ERR] = QHCA_CNT_ERR_WR_FLUSH,
+    [QHCA_WC_REM_INV_REQ_ERR] = QHCA_CNT_ERR_REM_INV_REQ,
+    [QHCA_WC_REM_ACCESS_ERR] = QHCA_CNT_ERR_REM_ACCESS,
+    [QHCA_WC_REM_OP_ERR] = QHCA_CNT_ERR_REM_OP,
+    [QHCA_WC_RETRY_EXC_ERR] = QHCA_CNT_ERR_RETRY_EXC,
+    [QHCA_WC_RNR_RETRY_EXC_ERR] = QHCA_CNT_ERR_RNR_RETRY_EXC,
+};
+
+/*
+ * Write a CQE to CQ @cqn: the entry, then its owner byte.  False if the
+ * CQ is gone or in error, or overran now: the CQE is lost and the caller
+ * moves its QP to ERR.
+ */
+bool qhca_cq_post(QhcaState *s, uint32_t cqn, struct qhca_cqe *cqe)
+{
+    QhcaCq *cq;
+    uint64_t addr;
+    uint8_t phase;
+    bool notable;
+
+    if (!qhca_table_live(&s->cqs, cqn)) {
+        return false;
+    }
+    cq = &s->cq[cqn];
+    if (cq->overrun) {
+        trace_qhca_cqe_dropped(cqn, le32_to_cpu(cqe->qpn), cqe->status);
+        return false;
+    }
+    if (qhca_cq_full(s, cq)) {
+        if (!qhca_is_ready(s)) {
+            return false;
+        }
+        cq->overrun = true;
+        qhca_count(s, QHCA_CNT_CQ_OVERRUNS, 1);
+        trace_qhca_err_cq_overrun(cqn, cq->pi, cq->ci);
+        qhca_eq_broadcast(s, QHCA_EVENT_CQ_ERROR, cqn);
+        return false;
+    }
+
+    addr = cq->ring + ((uint64_t)(cq->pi & (cq->entries - 1)) *
+                       sizeof(*cqe));
+    phase = ((cq->pi >> cq->depth_log2) & 1) ^ 1;
+    cqe->owner = 0;
+    if (!qhca_dma_write_entry(s, addr, cqe, sizeof(*cqe),
+                              offsetof(struct qhca_cqe, owner), phase)) {
+        qhca_dma_ring_failed(s, "CQ", addr);
+        return false;
+    }
+    trace_qhca_cqe_write(cqn, cq->pi, le32_to_cpu(cqe->qpn),
+                         le16_to_cpu(cqe->wqe_idx), cqe->opcode, cqe->status,
+                         le32_to_cpu(cqe->byte_len), phase);
+    qhca_count(s, QHCA_CNT_CQES, 1);
+    if (cqe->status < ARRAY_SIZE(qhca_status_counter) &&
+        qhca_status_counter[cqe->status]) {
+        qhca_count(s, qhca_status_counter[cqe->status], 1);
+    }
+
+    notable = cqe->status != QHCA_WC_SUCCESS ||
+              (cqe->flags & QHCA_CQE_F_SOLICITED);
+    if (notable) {
+        cq->sol_pi = cq->pi;
+        cq->has_sol = true;
+    }
+    qatomic_set(&cq->pi, cq->pi + 1);
+
+    if (cq->armed == QHCA_CQ_ARMED_NEXT ||
+        (cq->armed == QHCA_CQ_ARMED_SOL && notable)) {
+        qhca_cq_event(s, cq);
+    }
+    return true;
+}
+
+/*
+ * Apply the last arm doorbell: arm for the next CQE (or the next notable
+ * one), or fire at once if such a CQE already stands at or after the
+ * consumer index the doorbell carried.
+ */
+void qhca_cq_arm(QhcaState *s, QhcaCq *cq)
+{
+    uint32_t req = qatomic_xchg(&cq->arm_req, 0);
+    bool sol = req & QHCA_CQ_ARM_REQ_SOL;
+    uint16_t idx = QHCA_FIELD_GET(QHCA_DB_QUEUE_IDX, req);
+    uint32_t ci;
+
+    if (!(req & QHCA_CQ_ARM_REQ_VALID) ||
+        !qhca_table_live(&s->cqs, cq->cqn)) {
+        return;
+    }
+    /* The 32-bit consumer index the 16 bits stand for. */
+    ci = cq->pi - (uint16_t)(cq->pi - idx);
+    if (cq->pi - ci > cq->entries) {
+        qhca_count(s, QHCA_CNT_BAD_DOORBELLS, 1);
+        qhca_guest_error(s, QHCA_ERR_BAD_DOORBELL, bad_cq_arm,
+                         "CQ %u arm index %u beyond producer %u",
+                         cq->cqn, idx, cq->pi);
+        return;
+    }
+    trace_qhca_cq_arm(cq->cqn, sol, idx, cq->pi);
+    cq->armed = sol ? QHCA_CQ_ARMED_SOL : QHCA_CQ_ARMED_NEXT;
+    if (cq->overrun) {
+        return;
+    }
+    if (sol ? cq->has_sol && (int32_t)(cq->sol_pi - ci) >= 0 :
+              cq->pi != ci) {
+        qhca_cq_event(s, cq);
+    }
+}

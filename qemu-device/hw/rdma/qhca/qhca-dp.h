@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca data path objects (interface 1.1): memory regions, completion
+ * queues, queue pairs, and the transport engine that runs them.
+ *
+ * Locking.  QhcaState.lock (the device lock) protects every object table
+ * and every object's state below, the EQs, and the engine's run list and
+ * wire.  Admin commands (a bottom half, under the BQL), the EQ doorbell
+ * register, resets and the engine thread take it.  Whoever holds it never
+ * takes the BQL: interrupts raised by the engine go through a bottom half.
+ *
+ * Doorbells on BAR 2 do not take the device lock.  They only read fields
+ * marked "racy" (every object lives in a table that is allocated once, so
+ * such a read is stale at worst), store the new index in an atomic field
+ * and hand the object to the engine through a small spinlocked FIFO.  The
+ * engine checks everything again, under the lock, before using it.
+ */
+#ifndef HW_RDMA_QHCA_DP_H
+#define HW_RDMA_QHCA_DP_H
+
+#include "qemu/queue.h"
+#include "qemu/thread.h"
+#include "qemu/timer.h"
+#include "qhca-transport.h"
+
+/* Limits of the data path, as QUERY_DEVICE reports them. */
+#define QHCA_MAX_SGE            16
+#define QHCA_MAX_RD_ATOMIC      16
+#define QHCA_MAX_INLINE         256
+#define QHCA_MAX_MSG_SIZE       (1ull << 31)
+#define QHCA_MAX_MR_SIZE        (1ull << 40)
+#define QHCA_MAX_MTU            4096
+
+/* Handles: CQ 0 and QPs 0 and 1 are never handed out. */
+#define QHCA_FIRST_CQN          1
+#define QHCA_FIRST_QPN          2
+
+/* Requester flow control: WQEs and unacknowledged packets in flight. */
+#define QHCA_REQ_WINDOW         64
+#define QHCA_REQ_MAX_UNACKED    256
+#define QHCA_REQ_ACK_EVERY      64      /* AckReq at least this often */
+
+/* Work one engine step may do for one QP before others get a turn. */
+#define QHCA_STEP_PACKETS       16
+#define QHCA_STEP_FLUSHES       64
+
+typedef struct QhcaSge {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+} QhcaSge;
+
+typedef struct QhcaMr {
+    uint64_t iova;
+    uint64_t length;
+    uint64_t *pages;            /* npages guest addresses; NULL if phys */
+    uint32_t npages;
+    uint32_t pdn;
+    uint8_t key;
+    uint8_t access;             /* QHCA_ACCESS_* */
+    uint8_t page_shift;
+    bool phys;
+} QhcaMr;
+
+/* CQ arm states; the doorbell records one of them with its index. */
+enum {
+    QHCA_CQ_DISARMED = 0,
+    QHCA_CQ_ARMED_NEXT,
+    QHCA_CQ_ARMED_SOL,
+};
+#define QHCA_CQ_ARM_REQ_VALID   0x80000000u
+#define QHCA_CQ_ARM_REQ_SOL     0x40000000u
+
+typedef struct QhcaCq {
+    uint32_t cqn;
+    uint32_t uar;               /* racy */
+    uint64_t ring;
+    uint64_t dbrec;
+    uint32_t entries;
+    uint8_t depth_log2;
+    uint32_t eqn;
+
+    uint32_t pi;                /* CQEs written, free-running; racy */
+    uint32_t ci;                /* consumer index last read from dbrec */
+    uint32_t sol_pi;            /* index of the newest solicited/error CQE */
+    bool has_sol;
+    uint8_t armed;
+    bool overrun;               /* in error: no more CQEs */
+    uint32_t qp_refs;
+
+    uint32_t arm_req;           /* atomic: from DB_CQ_ARM/_SOL */
+    uint32_t kick;              /* atomic: queued for the engine */
+} QhcaCq;
+
+/* A send WQE the requester has taken from the SQ ring. */
+typedef struct QhcaSwqe {
+    uint64_t wr_id;
+    uint64_t remote_addr;
+    uint64_t compare_add;
+    uint64_t swap;
+    uint32_t imm;
+    uint32_t rkey;
+    uint32_t length;            /* message bytes */
+    uint32_t first_psn;
+    uint32_t npkts;             /* PSNs the message takes */
+    uint32_t resp_pkts;         /* RDMA READ response packets received */
+    uint16_t idx;               /* its SQ index */
+    uint8_t opcode;             /* enum qhca_wr_opcode */
+    uint8_t flags;              /* QHCA_WQE_F_* */
+    uint8_t num_sge;
+    uint8_t status;             /* enum qhca_wc_status, once known */
+    bool started;               /* has its PSNs */
+    bool done;                  /* response in, or failed */
+    QhcaSge sge[QHCA_MAX_SGE];
+} QhcaSwqe;
+
+enum {
+    QHCA_TIMER_NONE = 0,
+    QHCA_TIMER_RETRY,           /* transport timer: no ACK in time */
+    QHCA_TIMER_RNR,             /* waiting out an RNR NAK */
+};
+
+typedef struct QhcaRequester {
+    QhcaSwqe *win;              /* win_size entries, by SQ index */
+    uint32_t win_size;
+    uint16_t cur;               /* SQ index of the WQE being sent */
+    uint32_t cur_pkt;           /* its next packet */
+    uint32_t next_psn;          /* PSN of the next WQE to start */
+    uint32_t high_psn;          /* after the highest PSN sent */
+    uint32_t una;               /* oldest unacknowledged PSN */
+    uint32_t since_ack_req;     /* packets sent without AckReq */
+    uint32_t rd_out;            /* READs and atomics awaiting a response */
+    uint8_t retry_left;
+    uint8_t rnr_left;
+    bool halted;                /* a WQE failed: send nothing more */
+    uint8_t timer;              /* QHCA_TIMER_* */
+    int64_t deadline;           /* of the timer, QEMU_CLOCK_VIRTUAL ns */
+} QhcaRequester;
+
+/* A receive WQE the responder is filling. */
+typedef struct QhcaRwqe {
+    uint64_t wr_id;
+    uint16_t idx;
+    uint8_t num_sge;
+    QhcaSge sge[QHCA_MAX_SGE];
+} QhcaRwqe;
+
+/* An RDMA READ or atomic the responder has executed and answers. */
+typedef struct QhcaRdRes {
+    bool atomic;
+    uint32_t psn;
+    uint32_t npkts;
+    uint32_t next;              /* READ: next response packet */
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t length;
+    uint64_t orig;              /* atomic: the value before */
+} QhcaRdRes;
+
+typedef struct QhcaResponder {
+    uint32_t epsn;              /* next PSN expected */
+    uint32_t msn;
+    bool nak_sent;              /* drop out-of-sequence packets quietly */
+
+    /* The message being received. */
+    bool in_send;
+    bool in_write;
+    bool have_rwqe;
+    QhcaRwqe rwqe;
+    uint32_t rcv_off;
+    uint64_t wr_va;
+    uint32_t wr_rkey;
+    uint32_t wr_len;
+    uint32_t wr_off;
+
+    /* Responses, in PSN order: READ/atomic results, then one AETH. */
+    QhcaRdRes res[QHCA_MAX_RD_ATOMIC];
+    uint32_t res_head;          /* oldest kept, for duplicates */
+    uint32_t res_send;          /* first with responses left to send */
+    uint32_t res_tail;
+    bool aeth_pending;
+    uint8_t aeth_syndrome;
+    uint32_t aeth_psn;
+} QhcaResponder;
+
+/* Reasons a QP is handed to the engine (QhcaQp.kick). */
+#define QHCA_KICK_SQ            0x1
+#define QHCA_KICK_RQ            0x2
+#define QHCA_KICK_TIMER         0x4
+
+typedef struct QhcaQp {
+    QhcaState *s;
+    uint32_t qpn;
+    uint32_t uar;               /* racy */
+    uint32_t pdn;
+    uint32_t send_cqn;
+    uint32_t recv_cqn;
+    uint8_t flags;              /* QHCA_QP_F_* */
+    uint64_t sq_addr;
+    uint64_t rq_addr;
+    uint32_t sq_entries;        /* racy */
+    uint32_t rq_entries;        /* racy */
+    uint8_t sq_stride_log2;
+    uint8_t rq_stride_log2;
+    uint8_t sq_depth_log2;
+    uint8_t rq_depth_log2;
+
+    /* Attributes. */
+    uint8_t state;              /* racy */
+    uint8_t access;
+    uint8_t path_mtu;
+    uint8_t sl;
+    uint16_t dlid;
+    uint32_t dest_qpn;
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;
+    uint8_t max_rd_atomic;
+    uint8_t max_dest_rd_atomic;
+
+    /* Rings: producer indices from doorbells, the device's own. */
+    uint16_t sq_pi;
+    uint16_t sq_comp;           /* oldest send WQE not completed; racy */
+    uint16_t sq_next;           /* next send WQE to take */
+    uint16_t rq_pi;
+    uint16_t rq_ci;             /* receive WQEs consumed; racy */
+
+    QhcaRequester req;
+    QhcaResponder resp;
+
+    uint32_t db_sq_pi;          /* atomic: last DB_SQ index */
+    uint32_t db_rq_pi;          /* atomic: last DB_RQ index */
+    uint32_t kick;              /* atomic: QHCA_KICK_* */
+    QEMUTimer timer;
+
+    bool on_run_list;
+    QTAILQ_ENTRY(QhcaQp) run;
+} QhcaQp;
+
+typedef struct QhcaEngine {
+    QemuThread thread;
+    QemuEvent wake;
+    bool running;
+    bool stop;
+
+    /* Objects kicked by doorbells and timers, each queued at most once. */
+    QemuSpin fifo_lock;
+    uint32_t *fifo;
+    uint32_t fifo_size;
+    uint32_t fifo_head;
+    uint32_t fifo_count;
+
+    QTAILQ_HEAD(, QhcaQp) run;  /* QPs with work to do */
+    QSIMPLEQ_HEAD(, QhcaPacket) wire;   /* packets in flight */
+    QSIMPLEQ_HEAD(, QhcaPacket) free_pkts;
+
+    QEMUBH *irq_bh;
+    uint64_t irq_pending;       /* atomic: MSI-X vectors to signal */
+} QhcaEngine;
+
+/* FIFO entries: the object kind in the top bits, its number below. */
+#define QHCA_FIFO_QP            0x00000000u
+#define QHCA_FIFO_CQ            0x80000000u
+#define QHCA_FIFO_NUM           0x7fffffffu
+
+#endif /* HW_RDMA_QHCA_DP_H */

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca engine: the device thread that executes the data path.
+ *
+ * Doorbells and timers never do work themselves: they mark what happened
+ * on the object (an index in an atomic field, a kick bit) and queue the
+ * object on a FIFO, once, then wake the thread.  The thread takes the
+ * device lock, turns the FIFO into QPs on its run list, and gives each
+ * runnable QP one bounded step: flush it if in ERR, else send the
+ * responses it owes and the requests it has.  After each step it delivers
+ * every packet on the wire, so that the wire is empty whenever the lock is
+ * free and admin commands never see packets in flight.
+ *
+ * The thread touches guest memory only through qhca-dma.c, and it never
+ * takes the BQL: MSI-X messages it raises go through a bottom half.
+ */
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "hw/pci/msix.h"
+#include "qhca.h"
+#include "trace.h"
+
+/* Hand an object to the engine, at most once until the engine takes it. */
+static void qhca_fifo_push(QhcaState *s, uint32_t entry)
+{
+    QhcaEngine *e = &s->engine;
+
+    qemu_spin_lock(&e->fifo_lock);
+    /* Each object is queued at most once: the FIFO cannot overflow. */
+    assert(e->fifo_count < e->fifo_size);
+    e->fifo[(e->fifo_head + e->fifo_count) % e->fifo_size] = entry;
+    e->fifo_count++;
+    qemu_spin_unlock(&e->fifo_lock);
+}
+
+void qhca_engine_wake(QhcaState *s)
+{
+    qemu_event_set(&s->engine.wake);
+}
+
+/* Without the device lock: from a doorbell or a timer. */
+void qhca_engine_kick_qp(QhcaState *s, QhcaQp *qp, uint32_t why)
+{
+    if (!qatomic_fetch_or(&qp->kick, why)) {
+        qhca_fifo_push(s, QHCA_FIFO_QP | qp->qpn);
+    }
+    qhca_engine_wake(s);
+}
+
+void qhca_engine_kick_cq(QhcaState *s, QhcaCq *cq)
+{
+    if (!qatomic_xchg(&cq->kick, 1)) {
+        qhca_fifo_push(s, QHCA_FIFO_CQ | cq->cqn);
+    }
+    qhca_engine_wake(s);
+}
+
+/* Under the device lock: give @qp a step of the engine soon. */
+void qhca_engine_schedule(QhcaState *s, QhcaQp *qp)
+{
+    if (!qp->on_run_list) {
+        qp->on_run_list = true;
+        QTAILQ_INSERT_TAIL(&s->engine.run, qp, run);
+        qhca_engine_wake(s);
+    }
+}
+
+void qhca_engine_unschedule(QhcaState *s, QhcaQp *qp)
+{
+    if (qp->on_run_list) {
+        qp->on_run_list = false;
+        QTAILQ_REMOVE(&s->engine.run, qp, run);
+    }
+}
+
+/* Arm the QP's timer to fire @ns from now for @kind (RETRY or RNR). */
+void qhca_timer_arm(QhcaState *s, QhcaQp *qp, uint8_t kind, int64_t ns)
+{
+    qp->req.timer = kind;
+    qp->req.deadline = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns;
+    timer_mod(&qp->timer, qp->req.deadline);
+}
+
+static void qhca_engine_take_qp(QhcaState *s, uint32_t qpn)
+{
+    QhcaQp *qp;
+    uint32_t kick;
+
+    if (qpn >= s->qps.size) {
+        return;
+    }
+    qp = &s->qp[qpn];
+    kick = qatomic_xchg(&qp->kick, 0);
+    if (!qhca_table_live(&s->qps, qpn)) {
+        return;
+    }
+    if (kick & QHCA_KICK_SQ) {
+        qhca_qp_sq_doorbell(s, qp, qatomic_read(&qp->db_sq_pi));
+    }
+    if (kick & QHCA_KICK_RQ) {
+        qhca_qp_rq_doorbell(s, qp, qatomic_read(&qp->db_rq_pi));
+    }
+    if (kick & QHCA_KICK_TIMER) {
+        qhca_req_timer(s, qp);
+    }
+}
+
+static void qhca_engine_take_cq(QhcaState *s, uint32_t cqn)
+{
+    QhcaCq *cq;
+
+    if (cqn >= s->cqs.size) {
+        return;
+    }
+    cq = &s->cq[cqn];
+    qatomic_set(&cq->kick, 0);
+    qhca_cq_arm(s, cq);
+}
+
+static void qhca_engine_take_fifo(QhcaState *s)
+{
+    QhcaEngine *e = &s->engine;
+
+    for (;;) {
+        uint32_t entry;
+
+        qemu_spin_lock(&e->fifo_lock);
+        if (!e->fifo_count) {
+            qemu_spin_unlock(&e->fifo_lock);
+            return;
+        }
+        entry = e->fifo[e->fifo_head];
+        e->fifo_head = (e->fifo_head + 1) % e->fifo_size;
+        e->fifo_count--;
+        qemu_spin_unlock(&e->fifo_lock);
+
+        if (entry & QHCA_FIFO_CQ) {
+            qhca_engine_take_cq(s, entry & QHCA_FIFO_NUM);
+        } else {
+            qhca_engine_take_qp(s, entry & QHCA_FIFO_NUM);
+        }
+    }
+}
+
+/* One step of one QP; true if it has more to do right away. */
+static bool qhca_engine_step(QhcaState *s, QhcaQp *qp)
+{
+    bool more;
+
+    switch (qp->state) {
+    case QHCA_QPS_RESET:
+        return false;
+    case QHCA_QPS_ERR:
+        more = qhca_qp_flush(s, qp);
+        return qhca_resp_step(s, qp) || more;
+    default:
+        more = qhca_resp_step(s, qp);
+        return qhca_req_step(s, qp) || more;
+    }
+}
+
+/*
+ * One round under the lock: take the FIFO, then give one step to each QP
+ * that was runnable when the round began.  True if work is left.
+ */
+static bool qhca_engine_round(QhcaState *s)
+{
+    QhcaEngine *e = &s->engine;
+    QhcaQp *last;
+    bool more;
+
+    QEMU_LOCK_GUARD(&s->lock);
+    if (!qhca_is_ready(s)) {
+        return false;
+    }
+    qhca_engine_take_fifo(s);
+
+    last = QTAILQ_LAST(&e->run);
+    while (last && qhca_is_ready(s)) {
+        QhcaQp *qp = QTAILQ_FIRST(&e->run);
+
+        qhca_engine_unschedule(s, qp);
+        if (qhca_engine_step(s, qp)) {
+            qhca_engine_schedule(s, qp);
+        }
+        qhca_wire_drain(s);
+        if (qp == last) {
+            break;
+        }
+    }
+    more = !QTAILQ_EMPTY(&e->run);
+    return more && qhca_is_ready(s);
+}
+
+static void *qhca_engine_thread(void *opaque)
+{
+    QhcaState *s = opaque;
+    QhcaEngine *e = &s->engine;
+
+    rcu_register_thread();
+    while (!qatomic_read(&e->stop)) {
+        qemu_event_reset(&e->wake);
+        if (!qhca_engine_round(s) && !qatomic_read(&e->stop)) {
+            qemu_event_wait(&e->wake);
+        }
+    }
+    rcu_unregister_thread();
+    return NULL;
+}
+
+/* MSI-X needs the BQL: the engine leaves its vectors to the main loop. */
+static void qhca_engine_irq_bh(void *opaque)
+{
+    QhcaState *s = opaque;
+    uint64_t pending = qatomic_xchg(&s->engine.irq_pending, 0);
+
+    while (pending) {
+        unsigned vector = ctz64(pending);
+
+        pending &= pending - 1;
+        qhca_irq(s, vector);
+    }
+}
+
+void qhca_engine_irq_later(QhcaState *s, unsigned vector)
+{
+    qatomic_or(&s->engine.irq_pending, 1ull << vector);
+    qemu_bh_schedule(s->engine.irq_bh);
+}
+
+void qhca_engine_init(QhcaState *s)
+{
+    QhcaEngine *e = &s->engine;
+
+    e->fifo_size = s->qps.size + s->cqs.size;
+    e->fifo = g_new(uint32_t, e->fifo_size);
+    e->fifo_head = 0;
+    e->fifo_count = 0;
+    qemu_spin_init(&e->fifo_lock);
+    QTAILQ_INIT(&e->run);
+    qhca_wire_init(s);
+    e->irq_bh = qemu_bh_new_guarded(qhca_engine_irq_bh, s,
+                                    &DEVICE(s)->mem_reentrancy_guard);
+    qemu_event_init(&e->wake, false);
+    e->stop = false;
+    qemu_thread_create(&e->thread, "qhca-engine", qhca_engine_thread, s,
+                       QEMU_THREAD_JOINABLE);
+    e->running = true;
+}
+
+void qhca_engine_fini(QhcaState *s)
+{
+    QhcaEngine *e = &s->engine;
+
+    if (e->running) {
+        qatomic_set(&e->stop, true);
+        qhca_engine_wake(s);
+        qemu_thread_join(&e->thread);
+        e->running = false;
+    }
+    qemu_event_destroy(&e->wake);
+    qemu_bh_delete(e->irq_bh);
+    e->irq_bh = NULL;
+    qhca_wire_fini(s);
+    g_free(e->fifo);
+    e->fifo = NULL;
+}
+
+/*
+ * Under the device lock, with the objects being destroyed.  The FIFO
+ * stays: its entries still own their objects' kick bits, and the engine
+ * skips objects that are gone.
+ */
+void qhca_engine_reset(QhcaState *s)
+{
+    QhcaEngine *e = &s->engine;
+
+    while (!QTAILQ_EMPTY(&e->run)) {
+        qhca_engine_unschedule(s, QTAILQ_FIRST(&e->run));
+    }
+    qatomic_set(&e->irq_pending, 0);
+}

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca memory regions: REG_MR/DEREG_MR, and the translation of keys and
+ * addresses that every data transfer goes through.
+ *
+ * REG_MR copies the page list into host memory, checking each page, so
+ * that the data path never reads a guest-controlled list: a transfer only
+ * looks an MR up by index, compares key, PD, range and access, and turns
+ * the address into guest addresses page by page.  Page lists are bounded
+ * in total by the max-mr-pages property.
+ */
+#include "qemu/osdep.h"
+#include "qhca.h"
+#include "trace.h"
+
+void qhca_mr_init(QhcaState *s)
+{
+    qhca_table_init(&s->mrs, "mr", 0, s->params.max_mrs);
+    s->mr = g_new0(QhcaMr *, s->params.max_mrs);
+    s->mr_pages = 0;
+}
+
+static void qhca_mr_free(QhcaState *s, uint32_t index)
+{
+    QhcaMr *mr = s->mr[index];
+
+    s->mr_pages -= mr->npages;
+    s->pd_refs[mr->pdn]--;
+    g_free(mr->pages);
+    g_free(mr);
+    s->mr[index] = NULL;
+    qhca_table_free(&s->mrs, index);
+}
+
+void qhca_mr_reset(QhcaState *s)
+{
+    unsigned long i;
+
+    for (i = find_first_bit(s->mrs.map, s->mrs.size); i < s->mrs.size;
+         i = find_next_bit(s->mrs.map, s->mrs.size, i + 1)) {
+        qhca_mr_free(s, i);
+    }
+    qhca_table_reset(&s->mrs);
+}
+
+void qhca_mr_fini(QhcaState *s)
+{
+    qhca_mr_reset(s);
+    qhca_table_fini(&s->mrs);
+    g_free(s->mr);
+    s->mr = NULL;
+}
+
+/*
+ * Check the pages of the list: each aligned to the page size (else
+ * BAD_PARAM) and in guest RAM (else BAD_ADDRESS).  Physically contiguous
+ * pages are checked as one range.
+ */
+static uint8_t qhca_mr_check_pages(QhcaState *s, const uint64_t *pages,
+                                   uint32_t npages, uint8_t shift,
+                                   const char **why)
+{
+    uint64_t size = 1ull << shift;
+    uint32_t i, run;
+
+    for (i = 0; i < npages; i += run) {
+        if (pages[i] & (size - 1)) {
+            *why = "page address not aligned to the page size";
+            return QHCA_AQ_BAD_PARAM;
+        }
+        for (run = 1; i + run < npages &&
+             pages[i + run] == pages[i] + run * size; run++) {
+            ;
+        }
+        if (!qhca_dma_in_ram(s, pages[i], run * size, true)) {
+            *why = "page not in guest RAM";
+            return QHCA_AQ_BAD_ADDRESS;
+        }
+    }
+    return QHCA_AQ_SUCCESS;
+}
+
+/* Copy the page list the command points to; false: not in guest RAM. */
+static bool qhca_mr_read_pbl(QhcaState *s, uint64_t pbl, bool indirect,
+                             uint64_t *pages, uint32_t npages)
+{
+    uint32_t nleaves, i, n;
+    g_autofree uint64_t *leaves = NULL;
+
+    if (!indirect) {
+        if (!qhca_dma_read(s, pbl, pages, (uint64_t)npages * 8)) {
+            return false;
+        }
+    } else {
+        nleaves = DIV_ROUND_UP(npages, QHCA_PBL_ENTRIES_PER_PAGE);
+        leaves = g_new(uint64_t, nleaves);
+        if (!qhca_dma_read(s, pbl, leaves, (uint64_t)nleaves * 8)) {
+            return false;
+        }
+        for (i = 0; i < nleaves; i++) {
+            n = MIN(npages - i * QHCA_PBL_ENTRIES_PER_PAGE,
+                    QHCA_PBL_ENTRIES_PER_PAGE);
+            if (!qhca_dma_read(s, le64_to_cpu(leaves[i]),
+                               pages + i * QHCA_PBL_ENTRIES_PER_PAGE,
+                               (uint64_t)n * 8)) {
+                return false;
+            }
+        }
+    }
+    for (i = 0; i < npages; i++) {
+        pages[i] = le64_to_cpu(pages[i]);
+    }
+    return true;
+}
+
+/* The checks of the command's fields that need no table or memory. */
+static const char *qhca_mr_check_params(const struct qhca_cmd_reg_mr *p)
+{
+    uint64_t iova = le64_to_cpu(p->iova);
+    uint64_t length = le64_to_cpu(p->length);
+    uint64_t pgsize, first, needed;
+
+    if (p->rsvd || (p->flags & QHCA_MR_F_RSVD)) {
+        return "reserved field set";
+    }
+    if (p->access & ~QHCA_ACCESS_ALL) {
+        return "unknown access flags";
+    }
+    /* Remote writes and atomics change memory: it must be writable. */
+    if ((p->access & (QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_ATOMIC)) &&
+        !(p->access & QHCA_ACCESS_LOCAL_WRITE)) {
+        return "remote write or atomic access without local write";
+    }
+    if (length == 0 || length > QHCA_MAX_MR_SIZE) {
+        return "length out of range";
+    }
+
+    if (p->flags & QHCA_MR_F_PHYS) {
+        if (p->flags & QHCA_MR_F_PBL_INDIRECT) {
+            return "physical MR with a page list";
+        }
+        if (iova) {
+            return "physical MR with an iova";
+        }
+        if (p->npages || p->pbl_addr) {
+            return "physical MR with a page list";
+        }
+        if (p->page_shift && (p->page_shift < QHCA_MR_MIN_PAGE_SHIFT ||
+                              p->page_shift > QHCA_MR_MAX_PAGE_SHIFT)) {
+            return "page_shift out of range";
+        }
+        return NULL;
+    }
+
+    if (p->page_shift < QHCA_MR_MIN_PAGE_SHIFT ||
+        p->page_shift > QHCA_MR_MAX_PAGE_SHIFT) {
+        return "page_shift out of range";
+    }
+    if (length - 1 > UINT64_MAX - iova) {
+        return "iova + length wraps";
+    }
+    pgsize = 1ull << p->page_shift;
+    first = iova & ~(pgsize - 1);
+    needed = ((iova + length - 1 - first) >> p->page_shift) + 1;
+    if (le32_to_cpu(p->npages) != needed) {
+        return "npages does not match iova and length";
+    }
+    return NULL;
+}
+
+uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
+                    const struct qhca_cmd_reg_mr *p, uint32_t *index)
+{
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t npages = le32_to_cpu(p->npages);
+    bool phys = p->flags & QHCA_MR_F_PHYS;
+    g_autofree uint64_t *pages = NULL;
+    const char *why;
+    uint8_t status;
+    QhcaMr *mr;
+
+    why = qhca_mr_check_params(p);
+    if (why) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
+    }
+    if (!qhca_table_live(&s->pds, pdn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
+    }
+    if (npages > s->params.max_mr_pages - s->mr_pages) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                               "max-mr-pages reached");
+    }
+    if (s->mrs.used == s->mrs.size - s->mrs.first) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+    }
+
+    if (!phys) {
+        pages = g_try_new(uint64_t, npages);
+        if (!pages) {
+            return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                   "no host memory for the page list");
+        }
+        if (!qhca_mr_read_pbl(s, le64_to_cpu(p->pbl_addr),
+                              p->flags & QHCA_MR_F_PBL_INDIRECT,
+                              pages, npages)) {
+            return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                   "page list not in guest RAM");
+        }
+        status = qhca_mr_check_pages(s, pages, npages, p->page_shift, &why);
+        if (status != QHCA_AQ_SUCCESS) {
+            return qhca_cmd_reject(s, cmd, status, why);
+        }
+    }
+
+    if (!qhca_table_alloc(&s->mrs, index)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+    }
+    mr = g_new0(QhcaMr, 1);
+    mr->iova = le64_to_cpu(p->iova);
+    mr->length = le64_to_cpu(p->length);
+    mr->pages = g_steal_pointer(&pages);
+    mr->npages = phys ? 0 : npages;
+    mr->pdn = pdn;
+    mr->key = p->key;
+    mr->access = p->access;
+    mr->page_shift = p->page_shift;
+    mr->phys = phys;
+    s->mr[*index] = mr;
+    s->mr_pages += mr->npages;
+    s->pd_refs[pdn]++;
+    trace_qhca_mr_reg(*index, mr->key, pdn, mr->iova, mr->length,
+                      mr->npages, mr->page_shift, mr->access, phys);
+    return QHCA_AQ_SUCCESS;
+}
+
+uint8_t qhca_mr_dereg(QhcaState *s, const QhcaCmd *cmd, uint32_t index)
+{
+    if (!qhca_table_live(&s->mrs, index)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such MR");
+    }
+    trace_qhca_mr_dereg(index);
+    qhca_mr_free(s, index);
+    return QHCA_AQ_SUCCESS;
+}
+
+/*
+ * The MR of lkey/rkey @key, if it is live, has that key, belongs to PD
+ * @pdn, covers [addr, addr + len) and allows @access; else NULL.
+ */
+QhcaMr *qhca_mr_lookup(QhcaState *s, uint32_t key, uint32_t pdn,
+                       uint64_t addr, uint64_t len, uint8_t access)
+{
+    uint32_t index = QHCA_FIELD_GET(QHCA_MKEY_INDEX, key);
+    QhcaMr *mr;
+
+    if (!qhca_table_live(&s->mrs, index)) {
+        return NULL;
+    }
+    mr = s->mr[index];
+    if (mr->key != QHCA_FIELD_GET(QHCA_MKEY_KEY, key) || mr->pdn != pdn ||
+        (mr->access & access) != access) {
+        return NULL;
+    }
+    if (addr < mr->iova || len > mr->length ||
+        addr - mr->iova > mr->length - len) {
+        return NULL;
+    }
+    return mr;
+}
+
+/*
+ * Copy between @buf and [addr, addr + len) of @mr, which covers it.  Each
+ * piece within one page is one DMA; false if a page left guest RAM.
+ */
+bool qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
+                  uint32_t len, bool to_mr)
+{
+    uint8_t *p = buf;
+    uint64_t pgsize, off, gpa, n;
+
+    if (len == 0) {
+        return true;
+    }
+    if (mr->phys) {
+        return to_mr ? qhca_dma_write(s, addr, p, len) :
+                       qhca_dma_read(s, addr, p, len);
+    }
+
+    pgsize = 1ull << mr->page_shift;
+    off = addr - (mr->iova & ~(pgsize - 1));
+    while (len) {
+        uint64_t page = off >> mr->page_shift;
+
+        /* Covered by the range check, and npages matched the range. */
+        assert(page < mr->npages);
+        gpa = mr->pages[page] + (off & (pgsize - 1));
+        n = MIN(len, pgsize - (off & (pgsize - 1)));
+        /* Merge physically contiguous pages into one transfer. */
+        while (n < len && page + 1 < mr->npages &&
+               mr->pages[page + 1] == mr->pages[page] + pgsize) {
+            page++;
+            n = MIN(len, n + pgsize);
+        }
+        if (!(to_mr ? qhca_dma_write(s, gpa, p, n) :
+                      qhca_dma_read(s, gpa, p, n))) {
+            return false;
+        }
+        p += n;
+        off += n;
+        len -= n;
+    }
+    return true;
+}
+
+/*
+ * Copy between @buf and the bytes [offset, offset + len) of the message a
+ * scatter/gather list describes.  Every piece is checked against its MR
+ * with @access.  Returns QHCA_WC_SUCCESS, QHCA_WC_LOC_LEN_ERR when the
+ * list is too short, or QHCA_WC_LOC_PROT_ERR.
+ */
+uint8_t qhca_sgl_copy(QhcaState *s, uint32_t pdn, const QhcaSge *sge,
+                      unsigned num_sge, uint8_t access, uint64_t offset,
+                      void *buf, uint32_t len, bool to_sgl)
+{
+    uint8_t *p = buf;
+    unsigned i;
+
+    for (i = 0; i < num_sge && len; i++) {
+        uint32_t n;
+        QhcaMr *mr;
+
+        if (offset >= sge[i].length) {
+            offset -= sge[i].length;
+            continue;
+        }
+        n = MIN(len, sge[i].length - offset);
+        mr = qhca_mr_lookup(s, sge[i].lkey, pdn, sge[i].addr + offset, n,
+                            access);
+        if (!mr || !qhca_mr_copy(s, mr, sge[i].addr + offset, p, n,
+                                 to_sgl)) {
+            trace_qhca_err_lkey(sge[i].lkey, sge[i].addr + offset, n, access);
+            return QHCA_WC_LOC_PROT_ERR;
+        }
+        p += n;
+        len -= n;
+        offset = 0;
+    }
+    return len ? QHCA_WC_LOC_LEN_ERR : QHCA_WC_SUCCESS;
+}

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca queue pairs: CREATE_QP/QUERY_QP/DESTROY_QP, the doorbells of their
+ * rings, and the error state: a QP in ERR completes every WQE it holds
+ * or is given with WR_FLUSH_ERR, in order.  MODIFY_QP is in
+ * qhca-qp-modify.c, the transport in qhca-requester.c and
+ * qhca-responder.c.
+ *
+ * Ring indices are free-running 16-bit counters, as the doorbells carry
+ * them; the slot of index i is i modulo the ring size.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bitops.h"
+#include "qemu/cutils.h"
+#include "qemu/host-utils.h"
+#include "qhca.h"
+#include "trace.h"
+
+static void qhca_qp_timer_cb(void *opaque)
+{
+    QhcaQp *qp = opaque;
+
+    qhca_engine_kick_qp(qp->s, qp, QHCA_KICK_TIMER);
+}
+
+void qhca_qp_init(QhcaState *s)
+{
+    uint32_t i;
+
+    qhca_table_init(&s->qps, "qp", QHCA_FIRST_QPN, s->params.max_qps);
+    s->qp = g_new0(QhcaQp, s->qps.size);
+    for (i = 0; i < s->qps.size; i++) {
+        s->qp[i].s = s;
+        s->qp[i].qpn = i;
+        timer_init_ns(&s->qp[i].timer, QEMU_CLOCK_VIRTUAL, qhca_qp_timer_cb,
+                      &s->qp[i]);
+    }
+}
+
+void qhca_qp_fini(QhcaState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->qps.size; i++) {
+        timer_del(&s->qp[i].timer);
+        g_free(s->qp[i].req.win);
+    }
+    qhca_table_fini(&s->qps);
+    g_free(s->qp);
+    s->qp = NULL;
+}
+
+/*
+ * Back to RESET: no WQE, no transport state, indices at 0.  The identity
+ * of the QP (rings, CQs, PD) stays.
+ */
+void qhca_qp_clear(QhcaQp *qp)
+{
+    QhcaSwqe *win = qp->req.win;
+    uint32_t win_size = qp->req.win_size;
+
+    timer_del(&qp->timer);
+    memset(&qp->req, 0, sizeof(qp->req));
+    qp->req.win = win;
+    qp->req.win_size = win_size;
+    memset(&qp->resp, 0, sizeof(qp->resp));
+    qp->sq_pi = 0;
+    qp->sq_next = 0;
+    qp->rq_pi = 0;
+    qatomic_set(&qp->sq_comp, 0);
+    qatomic_set(&qp->rq_ci, 0);
+    qatomic_set(&qp->state, QHCA_QPS_RESET);
+    qp->access = 0;
+    qp->path_mtu = 0;
+    qp->sl = 0;
+    qp->dlid = 0;
+    qp->dest_qpn = 0;
+    qp->timeout = 0;
+    qp->retry_cnt = 0;
+    qp->rnr_retry = 0;
+    qp->min_rnr_timer = 0;
+    qp->max_rd_atomic = 0;
+    qp->max_dest_rd_atomic = 0;
+}
+
+static void qhca_qp_free(QhcaState *s, QhcaQp *qp)
+{
+    qhca_engine_unschedule(s, qp);
+    qhca_qp_clear(qp);
+    s->pd_refs[qp->pdn]--;
+    s->uar_refs[qp->uar]--;
+    s->cq[qp->send_cqn].qp_refs--;
+    s->cq[qp->recv_cqn].qp_refs--;
+    g_free(qp->req.win);
+    qp->req.win = NULL;
+    qp->req.win_size = 0;
+    qhca_table_free(&s->qps, qp->qpn);
+}
+
+void qhca_qp_reset(QhcaState *s)
+{
+    unsigned long i;
+
+    for (i = find_first_bit(s->qps.map, s->qps.size); i < s->qps.size;
+         i = find_next_bit(s->qps.map, s->qps.size, i + 1)) {
+        qhca_qp_free(s, &s->qp[i]);
+    }
+    qhca_table_reset(&s->qps);
+}
+
+static unsigned qhca_log2_floor(uint32_t v)
+{
+    return 31 - clz32(v);
+}
+
+static const char *qhca_qp_check_params(QhcaState *s,
+                                        const struct qhca_cmd_create_qp *p)
+{
+    unsigned max_depth = qhca_log2_floor(s->params.max_qp_wr);
+
+    if (!buffer_is_zero(p->rsvd, sizeof(p->rsvd)) ||
+        (p->flags & QHCA_QP_F_RSVD)) {
+        return "reserved field set";
+    }
+    if (p->type != QHCA_QPT_RC) {
+        return "QP type not supported";
+    }
+    if (p->sq_depth_log2 < 1 || p->sq_depth_log2 > max_depth ||
+        p->rq_depth_log2 > max_depth) {
+        return "depth out of range";
+    }
+    if (p->sq_stride_log2 < QHCA_SQ_MIN_STRIDE_LOG2 ||
+        p->sq_stride_log2 > QHCA_WQE_MAX_STRIDE_LOG2 ||
+        p->rq_stride_log2 < QHCA_RQ_MIN_STRIDE_LOG2 ||
+        p->rq_stride_log2 > QHCA_WQE_MAX_STRIDE_LOG2) {
+        return "stride out of range";
+    }
+    if (le64_to_cpu(p->sq_addr) % QHCA_QUEUE_ALIGN ||
+        le64_to_cpu(p->rq_addr) % QHCA_QUEUE_ALIGN) {
+        return "ring not 64-byte aligned";
+    }
+    return NULL;
+}
+
+uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_create_qp *p, uint32_t *qpn)
+{
+    uint64_t sq_addr = le64_to_cpu(p->sq_addr);
+    uint64_t rq_addr = le64_to_cpu(p->rq_addr);
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t uar = le32_to_cpu(p->uar);
+    uint32_t send_cqn = le16_to_cpu(p->send_cqn);
+    uint32_t recv_cqn = le16_to_cpu(p->recv_cqn);
+    const char *why;
+    QhcaQp *qp;
+
+    why = qhca_qp_check_params(s, p);
+    if (why) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
+    }
+    if (!qhca_table_live(&s->pds, pdn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
+    }
+    if (!qhca_table_live(&s->uars, uar)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
+    }
+    if (!qhca_table_live(&s->cqs, send_cqn) ||
+        !qhca_table_live(&s->cqs, recv_cqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
+    }
+    if (!qhca_dma_in_ram(s, sq_addr, 1ull << (p->sq_depth_log2 +
+                                              p->sq_stride_log2), false) ||
+        !qhca_dma_in_ram(s, rq_addr, 1ull << (p->rq_depth_log2 +
+                                              p->rq_stride_log2), false)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                               "ring not in guest RAM");
+    }
+    if (!qhca_table_alloc(&s->qps, qpn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+    }
+
+    qp = &s->qp[*qpn];
+    qhca_qp_clear(qp);
+    qp->pdn = pdn;
+    qp->send_cqn = send_cqn;
+    qp->recv_cqn = recv_cqn;
+    qp->flags = p->flags;
+    qp->sq_addr = sq_addr;
+    qp->rq_addr = rq_addr;
+    qp->sq_depth_log2 = p->sq_depth_log2;
+    qp->rq_depth_log2 = p->rq_depth_log2;
+    qp->sq_stride_log2 = p->sq_stride_log2;
+    qp->rq_stride_log2 = p->rq_stride_log2;
+    qatomic_set(&qp->sq_entries, 1u << p->sq_depth_log2);
+    qatomic_set(&qp->rq_entries, 1u << p->rq_depth_log2);
+    qatomic_set(&qp->uar, uar);
+    qp->req.win_size = MIN(qp->sq_entries, QHCA_REQ_WINDOW);
+    qp->req.win = g_new0(QhcaSwqe, qp->req.win_size);
+
+    s->pd_refs[pdn]++;
+    s->uar_refs[uar]++;
+    s->cq[send_cqn].qp_refs++;
+    s->cq[recv_cqn].qp_refs++;
+    trace_qhca_qp_create(*qpn, pdn, uar, send_cqn, recv_cqn, sq_addr,
+                         rq_addr);
+    trace_qhca_qp_rings(*qpn, qp->sq_entries, 1u << qp->sq_stride_log2,
+                        qp->rq_entries, 1u << qp->rq_stride_log2);
+    return QHCA_AQ_SUCCESS;
+}
+
+uint8_t qhca_qp_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn)
+{
+    if (!qhca_table_live(&s->qps, qpn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
+    }
+    trace_qhca_qp_destroy(qpn);
+    qhca_qp_free(s, &s->qp[qpn]);
+    return QHCA_AQ_SUCCESS;
+}
+
+uint8_t qhca_qp_query(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn,
+                      struct qhca_qp_attr *attr)
+{
+    QhcaQp *qp;
+
+    if (!qhca_table_live(&s->qps, qpn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
+    }
+    qp = &s->qp[qpn];
+    attr->qpn = cpu_to_le32(qpn);
+    attr->dest_qpn = cpu_to_le32(qp->dest_qpn);
+    attr->sq_psn = cpu_to_le32(qp->req.next_psn);
+    attr->rq_psn = cpu_to_le32(qp->resp.epsn);
+    attr->dlid = cpu_to_le16(qp->dlid);
+    attr->send_cqn = cpu_to_le16(qp->send_cqn);
+    attr->recv_cqn = cpu_to_le16(qp->recv_cqn);
+    attr->sq_ci = cpu_to_le16(qp->sq_comp);
+    attr->rq_ci = cpu_to_le16(qp->rq_ci);
+    attr->state = qp->state;
+    attr->access = qp->access;
+    attr->path_mtu = qp->path_mtu;
+    attr->sl = qp->sl;
+    attr->timeout = qp->timeout;
+    attr->retry_cnt = qp->retry_cnt;
+    attr->rnr_retry = qp->rnr_retry;
+    attr->min_rnr_timer = qp->min_rnr_timer;
+    attr->max_rd_atomic = qp->max_rd_atomic;
+    attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+    attr->type = QHCA_QPT_RC;
+    attr->flags = qp->flags;
+    return QHCA_AQ_SUCCESS;
+}
+
+/*
+ * Move a QP to ERR: the transport stops, and the engine flushes its WQEs.
+ * Responses the responder owes its peer still go out: the peer's
+ * requester then sees its completions, in order, before any NAK.
+ */
+void qhca_qp_error(QhcaState *s, QhcaQp *qp, enum qhca_event_type event)
+{
+    if (qp->state == QHCA_QPS_ERR || qp->state == QHCA_QPS_RESET) {
+        return;
+    }
+    trace_qhca_qp_error(qp->qpn, qp->state, event);
+    qatomic_set(&qp->state, QHCA_QPS_ERR);
+    qp->req.halted = true;
+    qp->req.timer = QHCA_TIMER_NONE;
+    qp->resp.in_send = false;
+    qp->resp.in_write = false;
+    if (event) {
+        qhca_eq_broadcast(s, event, qp->qpn);
+    }
+    qhca_engine_schedule(s, qp);
+}
+
+static void qhca_qp_flush_cqe(QhcaState *s, QhcaQp *qp, uint32_t cqn,
+                              uint64_t wr_id, uint16_t idx, uint8_t opcode)
+{
+    struct qhca_cqe cqe = {
+        .wr_id = cpu_to_le64(wr_id),
+        .qpn = cpu_to_le32(qp->qpn),
+        .wqe_idx = cpu_to_le16(idx),
+        .opcode = opcode,
+        .status = QHCA_WC_WR_FLUSH_ERR,
+    };
+
+    /* A CQ in error loses it; nothing else is to be done. */
+    qhca_cq_post(s, cqn, &cqe);
+}
+
+/* Read the wr_id and opcode of a WQE from its ring slot. */
+static bool qhca_qp_peek(QhcaState *s, uint64_t ring, uint32_t entries,
+                         uint8_t stride_log2, uint16_t idx, bool sq,
+                         uint64_t *wr_id, uint8_t *opcode)
+{
+    uint64_t addr = ring + ((uint64_t)(idx & (entries - 1)) << stride_log2);
+    uint8_t hdr[16];
+
+    QEMU_BUILD_BUG_ON(offsetof(struct qhca_sq_wqe, opcode) >= sizeof(hdr));
+    if (!qhca_dma_read(s, addr, hdr, sizeof(hdr))) {
+        qhca_dma_ring_failed(s, sq ? "SQ" : "RQ", addr);
+        return false;
+    }
+    *wr_id = ldq_le_p(hdr);
+    *opcode = sq ? qhca_wc_opcode(hdr[offsetof(struct qhca_sq_wqe, opcode)])
+                 : QHCA_WC_RECV;
+    return true;
+}
+
+/*
+ * One step of flushing a QP in ERR: up to QHCA_STEP_FLUSHES WQEs of the
+ * SQ, then of the RQ, complete with WR_FLUSH_ERR.  True if more remain.
+ */
+bool qhca_qp_flush(QhcaState *s, QhcaQp *qp)
+{
+    QhcaRequester *req = &qp->req;
+    unsigned budget = QHCA_STEP_FLUSHES;
+    uint64_t wr_id;
+    uint8_t opcode;
+
+    while (qp->sq_comp != qp->sq_pi && budget) {
+        uint16_t idx = qp->sq_comp;
+        bool taken = qp->sq_next != idx;    /* the requester has it */
+
+        if (taken) {
+            QhcaSwqe *w = &req->win[idx % req->win_size];
+
+            wr_id = w->wr_id;
+            opcode = qhca_wc_opcode(w->opcode);
+        } else if (!qhca_qp_peek(s, qp->sq_addr, qp->sq_entries,
+                                 qp->sq_stride_log2, idx, true, &wr_id,
+                                 &opcode)) {
+            return false;
+        }
+        trace_qhca_qp_flush(qp->qpn, "SQ", idx);
+        qhca_qp_flush_cqe(s, qp, qp->send_cqn, wr_id, idx, opcode);
+        qatomic_set(&qp->sq_comp, idx + 1);
+        if (!taken) {
+            qp->sq_next = qp->sq_comp;
+        }
+        budget--;
+    }
+    if (qp->sq_comp == qp->sq_pi) {
+        qp->sq_next = qp->sq_pi;
+        req->cur = qp->sq_pi;
+        req->cur_pkt = 0;
+        req->rd_out = 0;
+    }
+
+    while (qp->rq_ci != qp->rq_pi && budget) {
+        uint16_t idx = qp->rq_ci;
+
+        if (qp->resp.have_rwqe) {
+            wr_id = qp->resp.rwqe.wr_id;
+            opcode = QHCA_WC_RECV;
+            qp->resp.have_rwqe = false;
+        } else if (!qhca_qp_peek(s, qp->rq_addr, qp->rq_entries,
+                                 qp->rq_stride_log2, idx, false, &wr_id,
+                                 &opcode)) {
+            return false;
+        }
+        trace_qhca_qp_flush(qp->qpn, "RQ", idx);
+        qhca_qp_flush_cqe(s, qp, qp->recv_cqn, wr_id, idx, opcode);
+        qatomic_set(&qp->rq_ci, idx + 1);
+        budget--;
+    }
+    return qp->sq_comp != qp->sq_pi || qp->rq_ci != qp->rq_pi;
+}
+
+/*
+ * A doorbell index, checked against the ring again under the lock (the
+ * doorbell handler checked it without): at most a ring ahead of the
+ * consumer, and not behind the index already given.
+ */
+static bool qhca_qp_index_ok(uint16_t pi, uint16_t old_pi, uint16_t ci,
+                             uint32_t entries)
+{
+    uint16_t ahead = pi - ci;
+
+    return ahead <= entries && ahead >= (uint16_t)(old_pi - ci);
+}
+
+void qhca_qp_sq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi)
+{
+    if (qp->state == QHCA_QPS_RESET) {
+        return;
+    }
+    if (!qhca_qp_index_ok(pi, qp->sq_pi, qp->sq_comp, qp->sq_entries)) {
+        qhca_count(s, QHCA_CNT_BAD_DOORBELLS, 1);
+        qhca_guest_error(s, QHCA_ERR_BAD_DOORBELL, bad_qp_index,
+                         "QP %u SQ index %u: ring has %u from %u, given %u",
+                         qp->qpn, pi, qp->sq_entries, qp->sq_comp,
+                         qp->sq_pi);
+        return;
+    }
+    trace_qhca_qp_doorbell(qp->qpn, "SQ", pi);
+    qp->sq_pi = pi;
+    qhca_engine_schedule(s, qp);
+}
+
+void qhca_qp_rq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi)
+{
+    if (qp->state == QHCA_QPS_RESET) {
+        return;
+    }
+    if (!qhca_qp_index_ok(pi, qp->rq_pi, qp->rq_ci, qp->rq_entries)) {
+        qhca_count(s, QHCA_CNT_BAD_DOORBELLS, 1);
+        qhca_guest_error(s, QHCA_ERR_BAD_DOORBELL, bad_qp_index,
+                         "QP %u RQ index %u: ring has %u from %u, given %u",
+                         qp->qpn, pi, qp->rq_entries, qp->rq_ci, qp->rq_pi);
+        return;
+    }
+    trace_qhca_qp_doorbell(qp->qpn, "RQ", pi);
+    qp->rq_pi = pi;
+    if (qp->state == QHCA_QPS_ERR) {
+        qhca_engine_schedule(s, qp);
+    }
+}

@@ -1,0 +1,745 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca RC requester: executes the send queue.
+ *
+ * WQEs are taken from the SQ ring in order into a window of parsed copies
+ * (so a retransmission never re-reads or re-checks guest memory that may
+ * have changed, except inline data, which lives in the WQE's own slot),
+ * each one checked completely before it is started.  A started WQE owns
+ * a range of PSNs: one per packet for SEND and RDMA WRITE, one per
+ * response packet for RDMA READ (whose request is a single packet), one
+ * for an atomic.  The send cursor (cur, cur_pkt) walks the window and
+ * emits packets; ACKs, NAKs and responses move una, the oldest
+ * unacknowledged PSN; the transport timer and RNR NAKs move the cursor
+ * back (go-back-N).  WQEs complete strictly in order.
+ */
+#include "qemu/osdep.h"
+#include "qhca.h"
+#include "trace.h"
+
+/* The RNR NAK timer field, in microseconds (IBTA vol. 1, table 45). */
+static const uint32_t qhca_rnr_timer_us[32] = {
+    655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+    1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960,
+    61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+uint8_t qhca_wc_opcode(uint8_t wr_opcode)
+{
+    switch (wr_opcode) {
+    case QHCA_WR_RDMA_WRITE:
+    case QHCA_WR_RDMA_WRITE_WITH_IMM:
+        return QHCA_WC_RDMA_WRITE;
+    case QHCA_WR_RDMA_READ:
+        return QHCA_WC_RDMA_READ;
+    case QHCA_WR_ATOMIC_CMP_AND_SWP:
+        return QHCA_WC_COMP_SWAP;
+    case QHCA_WR_ATOMIC_FETCH_AND_ADD:
+        return QHCA_WC_FETCH_ADD;
+    default:
+        return QHCA_WC_SEND;
+    }
+}
+
+static bool qhca_wr_is_atomic(uint8_t op)
+{
+    return op == QHCA_WR_ATOMIC_CMP_AND_SWP ||
+           op == QHCA_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* WQEs that wait for a response rather than an ACK. */
+static bool qhca_wr_is_rd_atomic(uint8_t op)
+{
+    return op == QHCA_WR_RDMA_READ || qhca_wr_is_atomic(op);
+}
+
+static bool qhca_wr_has_imm(uint8_t op)
+{
+    return op == QHCA_WR_SEND_WITH_IMM || op == QHCA_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static bool qhca_wr_is_send(uint8_t op)
+{
+    return op == QHCA_WR_SEND || op == QHCA_WR_SEND_WITH_IMM;
+}
+
+static QhcaSwqe *qhca_req_wqe(QhcaQp *qp, uint16_t idx)
+{
+    return &qp->req.win[idx % qp->req.win_size];
+}
+
+static uint64_t qhca_sq_slot(QhcaQp *qp, uint16_t idx)
+{
+    return qp->sq_addr +
+           ((uint64_t)(idx & (qp->sq_entries - 1)) << qp->sq_stride_log2);
+}
+
+static int64_t qhca_req_timeout_ns(QhcaQp *qp)
+{
+    return 4096ll << qp->timeout;       /* 4.096 us * 2^timeout */
+}
+
+static void qhca_req_fail(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
+                          uint8_t status, const char *why)
+{
+    trace_qhca_err_wqe(qp->qpn, w->idx, status, why);
+    if (w->started && !w->done && qhca_wr_is_rd_atomic(w->opcode)) {
+        qp->req.rd_out--;
+    }
+    w->status = status;
+    w->done = true;
+}
+
+/*
+ * Check a WQE's fields and keys; returns its status.  A bad one is
+ * completed with that status when its turn comes.
+ */
+static uint8_t qhca_req_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
+                              const struct qhca_sq_wqe *h, const char **why)
+{
+    uint32_t stride = 1u << qp->sq_stride_log2;
+    uint32_t room = stride - sizeof(*h);
+    unsigned max_sge = MIN(QHCA_MAX_SGE, room / sizeof(struct qhca_sge));
+    struct qhca_sge sges[QHCA_MAX_SGE];
+    uint64_t total = 0;
+    uint8_t access;
+    unsigned i;
+
+    if (h->opcode > QHCA_WR_ATOMIC_FETCH_AND_ADD) {
+        *why = "unknown opcode";
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+    if (h->flags & QHCA_WQE_F_RSVD) {
+        *why = "reserved flags set";
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+
+    if (h->flags & QHCA_WQE_F_INLINE) {
+        if (qhca_wr_is_rd_atomic(h->opcode)) {
+            *why = "inline data for a READ or atomic";
+            return QHCA_WC_LOC_QP_OP_ERR;
+        }
+        if (le32_to_cpu(h->inline_len) > room) {
+            *why = "inline data beyond the stride";
+            return QHCA_WC_LOC_QP_OP_ERR;
+        }
+        w->length = le32_to_cpu(h->inline_len);
+        w->num_sge = 0;
+        return QHCA_WC_SUCCESS;
+    }
+
+    if (h->num_sge > max_sge) {
+        *why = "more SGEs than the stride or max_sge holds";
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+    if (h->num_sge &&
+        !qhca_dma_read(s, qhca_sq_slot(qp, w->idx) + sizeof(*h), sges,
+                       h->num_sge * sizeof(sges[0]))) {
+        qhca_dma_ring_failed(s, "SQ", qhca_sq_slot(qp, w->idx));
+        *why = "SQ ring left guest RAM";
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+    for (i = 0; i < h->num_sge; i++) {
+        w->sge[i].addr = le64_to_cpu(sges[i].addr);
+        w->sge[i].length = le32_to_cpu(sges[i].length);
+        w->sge[i].lkey = le32_to_cpu(sges[i].lkey);
+        total += w->sge[i].length;
+    }
+    w->num_sge = h->num_sge;
+    if (total > QHCA_MAX_MSG_SIZE) {
+        *why = "message longer than 2^31 bytes";
+        return QHCA_WC_LOC_LEN_ERR;
+    }
+    w->length = total;
+    if (qhca_wr_is_atomic(h->opcode) &&
+        (h->num_sge != 1 || w->sge[0].length != sizeof(uint64_t))) {
+        *why = "atomic without one 8-byte SGE";
+        return QHCA_WC_LOC_LEN_ERR;
+    }
+
+    /* READ and atomic results are written into the local buffers. */
+    access = qhca_wr_is_rd_atomic(h->opcode) ? QHCA_ACCESS_LOCAL_WRITE : 0;
+    for (i = 0; i < h->num_sge; i++) {
+        if (w->sge[i].length &&
+            !qhca_mr_lookup(s, w->sge[i].lkey, qp->pdn, w->sge[i].addr,
+                            w->sge[i].length, access)) {
+            *why = "SGE not covered by its lkey";
+            return QHCA_WC_LOC_PROT_ERR;
+        }
+    }
+    return QHCA_WC_SUCCESS;
+}
+
+/* Take the WQE at sq_next into the window; false if the ring failed. */
+static bool qhca_req_take(QhcaState *s, QhcaQp *qp)
+{
+    uint16_t idx = qp->sq_next;
+    QhcaSwqe *w = qhca_req_wqe(qp, idx);
+    uint32_t mtu = qhca_qp_mtu(qp);
+    struct qhca_sq_wqe h;
+    const char *why = NULL;
+    uint8_t status;
+
+    if (!qhca_dma_read(s, qhca_sq_slot(qp, idx), &h, sizeof(h))) {
+        qhca_dma_ring_failed(s, "SQ", qhca_sq_slot(qp, idx));
+        return false;
+    }
+    memset(w, 0, offsetof(QhcaSwqe, sge));
+    w->idx = idx;
+    w->wr_id = le64_to_cpu(h.wr_id);
+    w->opcode = h.opcode;
+    w->flags = h.flags;
+    w->imm = h.imm_data;        /* bytes as posted, as they go on */
+    w->remote_addr = le64_to_cpu(h.remote_addr);
+    w->rkey = le32_to_cpu(h.rkey);
+    w->compare_add = le64_to_cpu(h.compare_add);
+    w->swap = le64_to_cpu(h.swap);
+    qp->sq_next++;
+    qhca_count(s, QHCA_CNT_SQ_WQES, 1);
+
+    status = qhca_req_check(s, qp, w, &h, &why);
+    trace_qhca_wqe_send(qp->qpn, idx, w->opcode, w->flags, w->num_sge,
+                        w->length, w->remote_addr, w->rkey, status);
+    if (!qhca_is_ready(s)) {
+        return false;
+    }
+    if (status != QHCA_WC_SUCCESS) {
+        if (status == QHCA_WC_LOC_QP_OP_ERR) {
+            qhca_guest_error(s, QHCA_ERR_NONE, bad_wqe,
+                             "QP %u SQ WQE %u: %s", qp->qpn, idx, why);
+        }
+        qhca_req_fail(s, qp, w, status, why);
+        return true;
+    }
+    if (qhca_wr_is_atomic(w->opcode)) {
+        w->npkts = 1;
+    } else {
+        w->npkts = w->length ? DIV_ROUND_UP(w->length, mtu) : 1;
+    }
+    return true;
+}
+
+static bool qhca_req_wqe_complete(QhcaQp *qp, QhcaSwqe *w)
+{
+    if (w->done) {
+        return true;
+    }
+    if (!w->started || qhca_wr_is_rd_atomic(w->opcode)) {
+        return false;
+    }
+    return qhca_psn_diff(qp->req.una,
+                         qhca_psn_add(w->first_psn, w->npkts)) >= 0;
+}
+
+/* Complete, in order, the WQEs that are done; an error moves to ERR. */
+static void qhca_req_complete(QhcaState *s, QhcaQp *qp)
+{
+    while (qp->sq_comp != qp->sq_next && qp->state != QHCA_QPS_ERR &&
+           qp->state != QHCA_QPS_RESET && qhca_is_ready(s)) {
+        QhcaSwqe *w = qhca_req_wqe(qp, qp->sq_comp);
+        bool failed = w->status != QHCA_WC_SUCCESS;
+
+        if (!qhca_req_wqe_complete(qp, w)) {
+            return;
+        }
+        if (failed || (w->flags & QHCA_WQE_F_SIGNALED) ||
+            (qp->flags & QHCA_QP_F_SQ_SIG_ALL)) {
+            struct qhca_cqe cqe = {
+                .wr_id = cpu_to_le64(w->wr_id),
+                .byte_len = cpu_to_le32(failed ? 0 : w->length),
+                .qpn = cpu_to_le32(qp->qpn),
+                .wqe_idx = cpu_to_le16(w->idx),
+                .opcode = qhca_wc_opcode(w->opcode),
+                .status = w->status,
+            };
+
+            if (!qhca_cq_post(s, qp->send_cqn, &cqe)) {
+                qhca_qp_error(s, qp, 0);
+                return;
+            }
+        }
+        qatomic_set(&qp->sq_comp, qp->sq_comp + 1);
+        if (failed) {
+            qhca_qp_error(s, qp, 0);
+            return;
+        }
+    }
+}
+
+/* The started WQE whose PSNs hold @psn, or NULL. */
+static QhcaSwqe *qhca_req_find(QhcaQp *qp, uint32_t psn)
+{
+    uint16_t i;
+
+    for (i = qp->sq_comp; i != qp->sq_next; i++) {
+        QhcaSwqe *w = qhca_req_wqe(qp, i);
+
+        if (!w->started) {
+            break;
+        }
+        if (qhca_psn_diff(psn, w->first_psn) >= 0 &&
+            qhca_psn_diff(psn, qhca_psn_add(w->first_psn, w->npkts)) < 0) {
+            return w;
+        }
+    }
+    return NULL;
+}
+
+/* Go back to resend from @psn. */
+static void qhca_req_rewind(QhcaQp *qp, uint32_t psn)
+{
+    QhcaSwqe *w = qhca_req_find(qp, psn);
+
+    if (w) {
+        trace_qhca_req_rewind(qp->qpn, w->idx, psn);
+        qp->req.cur = w->idx;
+        qp->req.cur_pkt = qhca_psn_diff(psn, w->first_psn);
+        qp->req.since_ack_req = 0;
+    }
+}
+
+static bool qhca_req_outstanding(QhcaQp *qp)
+{
+    return qhca_psn_diff(qp->req.high_psn, qp->req.una) > 0;
+}
+
+/*
+ * Every PSN before @upto is acknowledged, except that an ACK does not
+ * answer a READ or an atomic: una stops at the first one unanswered.
+ */
+static void qhca_req_acked(QhcaState *s, QhcaQp *qp, uint32_t upto)
+{
+    QhcaRequester *req = &qp->req;
+    uint16_t i;
+
+    for (i = qp->sq_comp; i != qp->sq_next; i++) {
+        QhcaSwqe *w = qhca_req_wqe(qp, i);
+        uint32_t answered;
+
+        if (!w->started || qhca_psn_diff(w->first_psn, upto) >= 0) {
+            break;
+        }
+        if (qhca_wr_is_rd_atomic(w->opcode) && !w->done) {
+            answered = qhca_psn_add(w->first_psn, w->resp_pkts);
+            if (qhca_psn_diff(upto, answered) > 0) {
+                upto = answered;
+            }
+            break;
+        }
+    }
+    if (qhca_psn_diff(upto, req->una) <= 0) {
+        return;
+    }
+    req->una = upto;
+    /* Progress: the retry budgets start again. */
+    req->retry_left = qp->retry_cnt;
+    req->rnr_left = qp->rnr_retry;
+    if (req->timer == QHCA_TIMER_RETRY) {
+        if (qhca_req_outstanding(qp)) {
+            /* Pushed back lazily: the timer re-arms when it fires. */
+            req->deadline = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                            qhca_req_timeout_ns(qp);
+        } else {
+            req->timer = QHCA_TIMER_NONE;
+        }
+    }
+}
+
+/* Bytes [off, off + len) of the message into @buf. */
+static uint8_t qhca_req_gather(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
+                               uint32_t off, uint8_t *buf, uint32_t len)
+{
+    uint64_t addr;
+
+    if (!len) {
+        return QHCA_WC_SUCCESS;
+    }
+    if (w->flags & QHCA_WQE_F_INLINE) {
+        addr = qhca_sq_slot(qp, w->idx) + sizeof(struct qhca_sq_wqe) + off;
+        if (!qhca_dma_read(s, addr, buf, len)) {
+            qhca_dma_ring_failed(s, "SQ", addr);
+            return QHCA_WC_LOC_PROT_ERR;
+        }
+        return QHCA_WC_SUCCESS;
+    }
+    return qhca_sgl_copy(s, qp->pdn, w->sge, w->num_sge, 0, off, buf, len,
+                         false);
+}
+
+static uint8_t qhca_req_ib_opcode(QhcaSwqe *w, bool first, bool last)
+{
+    bool imm = qhca_wr_has_imm(w->opcode);
+
+    if (qhca_wr_is_send(w->opcode)) {
+        if (first && last) {
+            return imm ? QHCA_IB_SEND_ONLY_IMM : QHCA_IB_SEND_ONLY;
+        }
+        if (last) {
+            return imm ? QHCA_IB_SEND_LAST_IMM : QHCA_IB_SEND_LAST;
+        }
+        return first ? QHCA_IB_SEND_FIRST : QHCA_IB_SEND_MIDDLE;
+    }
+    if (first && last) {
+        return imm ? QHCA_IB_WRITE_ONLY_IMM : QHCA_IB_WRITE_ONLY;
+    }
+    if (last) {
+        return imm ? QHCA_IB_WRITE_LAST_IMM : QHCA_IB_WRITE_LAST;
+    }
+    return first ? QHCA_IB_WRITE_FIRST : QHCA_IB_WRITE_MIDDLE;
+}
+
+/*
+ * Send the next packet of @w.  False if it cannot go now: the window of
+ * unacknowledged packets is full, or the WQE failed.
+ */
+static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
+{
+    QhcaRequester *req = &qp->req;
+    uint32_t mtu = qhca_qp_mtu(qp);
+    uint32_t k = req->cur_pkt;
+    uint32_t span = 1;
+    QhcaPacket *pkt;
+
+    if (w->opcode == QHCA_WR_RDMA_READ) {
+        /* Ask for what has not arrived yet. */
+        uint64_t off = (uint64_t)w->resp_pkts * mtu;
+
+        k = w->resp_pkts;
+        span = w->npkts - k;
+        pkt = qhca_wire_packet(s, qp, QHCA_IB_READ_REQUEST, qp->dest_qpn,
+                               qhca_psn_add(w->first_psn, k));
+        pkt->va = w->remote_addr + off;
+        pkt->rkey = w->rkey;
+        pkt->dma_len = w->length - MIN(off, w->length);
+        pkt->ack_req = true;
+    } else if (qhca_wr_is_atomic(w->opcode)) {
+        bool cas = w->opcode == QHCA_WR_ATOMIC_CMP_AND_SWP;
+
+        pkt = qhca_wire_packet(s, qp, cas ? QHCA_IB_COMPARE_SWAP :
+                               QHCA_IB_FETCH_ADD, qp->dest_qpn,
+                               w->first_psn);
+        pkt->va = w->remote_addr;
+        pkt->rkey = w->rkey;
+        pkt->dma_len = sizeof(uint64_t);
+        pkt->swap_add = cas ? w->swap : w->compare_add;
+        pkt->compare = w->compare_add;
+        pkt->ack_req = true;
+    } else {
+        uint32_t psn = qhca_psn_add(w->first_psn, k);
+        uint32_t off = k * mtu;
+        bool first = k == 0;
+        bool last = k + 1 == w->npkts;
+        uint8_t status;
+
+        if (qhca_psn_diff(psn, req->una) >= QHCA_REQ_MAX_UNACKED) {
+            return false;
+        }
+        pkt = qhca_wire_packet(s, qp, qhca_req_ib_opcode(w, first, last),
+                               qp->dest_qpn, psn);
+        pkt->paylen = MIN(mtu, w->length - off);
+        status = qhca_req_gather(s, qp, w, off, pkt->payload, pkt->paylen);
+        if (status != QHCA_WC_SUCCESS) {
+            QSIMPLEQ_INSERT_HEAD(&s->engine.free_pkts, pkt, next);
+            qhca_req_fail(s, qp, w, status, "local buffer became invalid");
+            req->halted = true;
+            qhca_req_complete(s, qp);
+            return false;
+        }
+        if (first && !qhca_wr_is_send(w->opcode)) {
+            pkt->va = w->remote_addr;
+            pkt->rkey = w->rkey;
+            pkt->dma_len = w->length;
+        }
+        if (last) {
+            pkt->imm = w->imm;
+            pkt->solicited = (w->flags & QHCA_WQE_F_SOLICITED) &&
+                             (qhca_wr_is_send(w->opcode) ||
+                              qhca_wr_has_imm(w->opcode));
+        }
+        pkt->ack_req = last || ++req->since_ack_req >= QHCA_REQ_ACK_EVERY;
+    }
+    if (pkt->ack_req) {
+        req->since_ack_req = 0;
+    }
+
+    if (qhca_psn_diff(qhca_psn_add(pkt->psn, span), req->high_psn) > 0) {
+        req->high_psn = qhca_psn_add(pkt->psn, span);
+    }
+    qhca_wire_send(s, pkt);
+
+    if (qhca_wr_is_rd_atomic(w->opcode) || ++req->cur_pkt == w->npkts) {
+        req->cur++;
+        req->cur_pkt = 0;
+    }
+    if (req->timer == QHCA_TIMER_NONE && qp->timeout) {
+        qhca_timer_arm(s, qp, QHCA_TIMER_RETRY, qhca_req_timeout_ns(qp));
+    }
+    return true;
+}
+
+/* One step of the requester: up to QHCA_STEP_PACKETS packets. */
+bool qhca_req_step(QhcaState *s, QhcaQp *qp)
+{
+    QhcaRequester *req = &qp->req;
+    unsigned budget = QHCA_STEP_PACKETS;
+
+    if (qp->state != QHCA_QPS_RTS && qp->state != QHCA_QPS_SQD) {
+        return false;
+    }
+    qhca_req_complete(s, qp);
+
+    for (; budget; budget--) {
+        QhcaSwqe *w;
+
+        if (req->halted || req->timer == QHCA_TIMER_RNR ||
+            qp->state == QHCA_QPS_ERR || !qhca_is_ready(s)) {
+            return false;
+        }
+        if (req->cur == qp->sq_next) {
+            /* SQD drains what was started and starts nothing new. */
+            if (qp->state != QHCA_QPS_RTS || qp->sq_next == qp->sq_pi ||
+                (uint16_t)(qp->sq_next - qp->sq_comp) >= req->win_size) {
+                return false;
+            }
+            if (!qhca_req_take(s, qp)) {
+                return false;
+            }
+        }
+        w = qhca_req_wqe(qp, req->cur);
+        if (w->done) {
+            if (w->status != QHCA_WC_SUCCESS) {
+                /* Nothing after a failed WQE goes out. */
+                qhca_req_complete(s, qp);
+                return false;
+            }
+            req->cur++;
+            req->cur_pkt = 0;
+            continue;
+        }
+        if (!w->started) {
+            if ((w->flags & QHCA_WQE_F_FENCE) && req->rd_out) {
+                return false;
+            }
+            if (qhca_wr_is_rd_atomic(w->opcode)) {
+                if (req->rd_out >= MAX(qp->max_rd_atomic, 1)) {
+                    return false;
+                }
+                req->rd_out++;
+            }
+            w->started = true;
+            w->first_psn = req->next_psn;
+            req->next_psn = qhca_psn_add(req->next_psn, w->npkts);
+        }
+        if (!qhca_req_send_packet(s, qp, w)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The QP's timer fired: retransmit, give up, or end an RNR wait. */
+void qhca_req_timer(QhcaState *s, QhcaQp *qp)
+{
+    QhcaRequester *req = &qp->req;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    QhcaSwqe *w;
+
+    if (req->timer == QHCA_TIMER_NONE) {
+        return;
+    }
+    if (now < req->deadline) {
+        timer_mod(&qp->timer, req->deadline);
+        return;
+    }
+    if (req->timer == QHCA_TIMER_RNR) {
+        trace_qhca_req_rnr_done(qp->qpn);
+        req->timer = QHCA_TIMER_NONE;
+        qhca_engine_schedule(s, qp);
+        return;
+    }
+
+    req->timer = QHCA_TIMER_NONE;
+    if ((qp->state != QHCA_QPS_RTS && qp->state != QHCA_QPS_SQD) ||
+        !qhca_req_outstanding(qp)) {
+        return;
+    }
+    w = qhca_req_find(qp, req->una);
+    if (!w) {
+        return;
+    }
+    if (!req->retry_left) {
+        qhca_req_fail(s, qp, w, QHCA_WC_RETRY_EXC_ERR,
+                      "transport retries exhausted");
+        req->halted = true;
+        qhca_req_complete(s, qp);
+        return;
+    }
+    req->retry_left--;
+    qhca_count(s, QHCA_CNT_RETRIES, 1);
+    trace_qhca_req_retry(qp->qpn, req->una, req->retry_left);
+    qhca_req_rewind(qp, req->una);
+    qhca_timer_arm(s, qp, QHCA_TIMER_RETRY, qhca_req_timeout_ns(qp));
+    qhca_engine_schedule(s, qp);
+}
+
+static void qhca_req_read_response(QhcaState *s, QhcaQp *qp,
+                                   const QhcaPacket *pkt)
+{
+    QhcaSwqe *w = qhca_req_find(qp, pkt->psn);
+    uint32_t mtu = qhca_qp_mtu(qp);
+    uint32_t k, off, len;
+    uint8_t expect, status;
+
+    if (!w || w->opcode != QHCA_WR_RDMA_READ || w->done) {
+        trace_qhca_pkt_drop(qp->qpn, pkt->psn, "no READ expects it");
+        return;
+    }
+    k = qhca_psn_diff(pkt->psn, w->first_psn);
+    if (k != w->resp_pkts) {
+        /* A duplicate, or one after a lost one: the timer asks again. */
+        trace_qhca_pkt_drop(qp->qpn, pkt->psn, "out of order response");
+        return;
+    }
+    if (w->npkts == 1) {
+        expect = QHCA_IB_READ_RESPONSE_ONLY;
+    } else if (k == 0) {
+        expect = QHCA_IB_READ_RESPONSE_FIRST;
+    } else if (k + 1 == w->npkts) {
+        expect = QHCA_IB_READ_RESPONSE_LAST;
+    } else {
+        expect = QHCA_IB_READ_RESPONSE_MIDDLE;
+    }
+    off = k * mtu;
+    len = MIN(mtu, w->length - MIN(off, w->length));
+    if (pkt->opcode != expect || pkt->paylen != len) {
+        qhca_req_acked(s, qp, pkt->psn);
+        qhca_req_fail(s, qp, w, QHCA_WC_BAD_RESP_ERR,
+                      "READ response of the wrong kind or length");
+        qp->req.halted = true;
+        return;
+    }
+    status = len ? qhca_sgl_copy(s, qp->pdn, w->sge, w->num_sge,
+                                 QHCA_ACCESS_LOCAL_WRITE, off,
+                                 (void *)pkt->payload, len, true)
+                 : QHCA_WC_SUCCESS;
+    if (status != QHCA_WC_SUCCESS) {
+        qhca_req_acked(s, qp, pkt->psn);
+        qhca_req_fail(s, qp, w, QHCA_WC_LOC_PROT_ERR,
+                      "READ destination became invalid");
+        qp->req.halted = true;
+        return;
+    }
+    w->resp_pkts++;
+    if (w->resp_pkts == w->npkts) {
+        w->done = true;
+        qp->req.rd_out--;
+    }
+    qhca_req_acked(s, qp, qhca_psn_add(pkt->psn, 1));
+}
+
+static void qhca_req_atomic_ack(QhcaState *s, QhcaQp *qp,
+                                const QhcaPacket *pkt)
+{
+    QhcaSwqe *w = qhca_req_find(qp, pkt->psn);
+    uint64_t orig = cpu_to_le64(pkt->orig);
+    uint8_t status;
+
+    if (!w || !qhca_wr_is_atomic(w->opcode) || w->done) {
+        trace_qhca_pkt_drop(qp->qpn, pkt->psn, "no atomic expects it");
+        return;
+    }
+    status = qhca_sgl_copy(s, qp->pdn, w->sge, w->num_sge,
+                           QHCA_ACCESS_LOCAL_WRITE, 0, &orig, sizeof(orig),
+                           true);
+    if (status != QHCA_WC_SUCCESS) {
+        qhca_req_acked(s, qp, pkt->psn);
+        qhca_req_fail(s, qp, w, QHCA_WC_LOC_PROT_ERR,
+                      "atomic result buffer became invalid");
+        qp->req.halted = true;
+        return;
+    }
+    w->resp_pkts = 1;
+    w->done = true;
+    qp->req.rd_out--;
+    qhca_req_acked(s, qp, qhca_psn_add(pkt->psn, 1));
+}
+
+static void qhca_req_nak(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    QhcaRequester *req = &qp->req;
+    uint8_t value = pkt->syndrome & QHCA_AETH_VALUE;
+    QhcaSwqe *w;
+    uint8_t status;
+
+    /* A NAK acknowledges everything before the PSN it names. */
+    qhca_req_acked(s, qp, pkt->psn);
+    w = qhca_req_find(qp, pkt->psn);
+    if (!w || w->done) {
+        return;
+    }
+
+    if ((pkt->syndrome & QHCA_AETH_KIND) == QHCA_AETH_RNR_NAK) {
+        qhca_count(s, QHCA_CNT_RNR_NAKS_RCVD, 1);
+        if (!req->rnr_left) {
+            qhca_req_fail(s, qp, w, QHCA_WC_RNR_RETRY_EXC_ERR,
+                          "RNR retries exhausted");
+            req->halted = true;
+            return;
+        }
+        if (qp->rnr_retry != 7) {
+            req->rnr_left--;
+        }
+        trace_qhca_req_rnr(qp->qpn, pkt->psn, value, req->rnr_left);
+        qhca_req_rewind(qp, pkt->psn);
+        qhca_timer_arm(s, qp, QHCA_TIMER_RNR,
+                       qhca_rnr_timer_us[value] * 1000ll);
+        return;
+    }
+
+    switch (value) {
+    case QHCA_NAK_PSN_SEQ_ERR:
+        qhca_req_rewind(qp, pkt->psn);
+        return;
+    case QHCA_NAK_REM_ACCESS:
+        status = QHCA_WC_REM_ACCESS_ERR;
+        break;
+    case QHCA_NAK_REM_OP:
+        status = QHCA_WC_REM_OP_ERR;
+        break;
+    default:
+        status = QHCA_WC_REM_INV_REQ_ERR;
+        break;
+    }
+    qhca_req_fail(s, qp, w, status, "NAK from the responder");
+    req->halted = true;
+}
+
+/* A response or acknowledgement for @qp's requests. */
+void qhca_req_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    QhcaRequester *req = &qp->req;
+
+    if (qp->state != QHCA_QPS_RTS && qp->state != QHCA_QPS_SQD &&
+        qp->state != QHCA_QPS_SQE) {
+        trace_qhca_pkt_drop(qp->qpn, pkt->psn, "requester not sending");
+        return;
+    }
+    /* Only PSNs of requests in flight are answered. */
+    if (qhca_psn_diff(pkt->psn, req->una) < 0 ||
+        qhca_psn_diff(pkt->psn, req->high_psn) >= 0) {
+        trace_qhca_pkt_drop(qp->qpn, pkt->psn, "stale response");
+        return;
+    }
+
+    if (qhca_pkt_flags(pkt->opcode) & QHCA_PKT_READ) {
+        qhca_req_read_response(s, qp, pkt);
+    } else if (pkt->opcode == QHCA_IB_ATOMIC_ACKNOWLEDGE) {
+        qhca_req_atomic_ack(s, qp, pkt);
+    } else if ((pkt->syndrome & QHCA_AETH_KIND) == QHCA_AETH_ACK) {
+        qhca_req_acked(s, qp, qhca_psn_add(pkt->psn, 1));
+    } else {
+        qhca_req_nak(s, qp, pkt);
+    }
+    qhca_req_complete(s, qp);
+    qhca_engine_schedule(s, qp);
+}

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca RC responder: executes the requests that arrive for a QP.
+ *
+ * Requests are taken in PSN order.  A SEND consumes a receive WQE (or is
+ * refused with an RNR NAK while there is none), RDMA WRITEs go through the
+ * rkey's MR, RDMA READs and atomics are executed at once and their
+ * results queued.  Answers leave in PSN order too: the READ responses and
+ * atomic results in the queue first, then one coalesced ACK or NAK.  The
+ * queue also remembers the last QHCA_MAX_RD_ATOMIC results, so that a
+ * duplicate READ is answered again and a duplicate atomic gets its old
+ * result without being executed twice.
+ */
+#include "qemu/osdep.h"
+#include "qhca.h"
+#include "trace.h"
+
+static uint64_t qhca_rq_slot(QhcaQp *qp, uint16_t idx)
+{
+    return qp->rq_addr +
+           ((uint64_t)(idx & (qp->rq_entries - 1)) << qp->rq_stride_log2);
+}
+
+static void qhca_resp_send_aeth(QhcaState *s, QhcaQp *qp)
+{
+    QhcaResponder *resp = &qp->resp;
+    QhcaPacket *pkt = qhca_wire_packet(s, qp, QHCA_IB_ACKNOWLEDGE,
+                                       qp->dest_qpn, resp->aeth_psn);
+
+    pkt->syndrome = resp->aeth_syndrome;
+    pkt->msn = resp->msn & QHCA_MSN_MASK;
+    resp->aeth_pending = false;
+    qhca_wire_send(s, pkt);
+}
+
+/*
+ * Acknowledge up to @psn, or NAK it.  It goes after the responses still
+ * queued; an ACK replaces an earlier ACK, never a NAK.
+ */
+static void qhca_resp_aeth(QhcaState *s, QhcaQp *qp, uint8_t syndrome,
+                           uint32_t psn)
+{
+    QhcaResponder *resp = &qp->resp;
+
+    if (resp->aeth_pending &&
+        (resp->aeth_syndrome & QHCA_AETH_KIND) != QHCA_AETH_ACK &&
+        (syndrome & QHCA_AETH_KIND) == QHCA_AETH_ACK) {
+        return;
+    }
+    resp->aeth_pending = true;
+    resp->aeth_syndrome = syndrome;
+    resp->aeth_psn = psn & QHCA_PSN_MASK;
+    if (resp->res_send == resp->res_tail) {
+        qhca_resp_send_aeth(s, qp);
+    } else {
+        qhca_engine_schedule(s, qp);
+    }
+}
+
+static void qhca_resp_ack(QhcaState *s, QhcaQp *qp, uint32_t psn)
+{
+    qhca_resp_aeth(s, qp, QHCA_AETH_ACK | QHCA_AETH_CREDITS_NONE, psn);
+}
+
+/*
+ * A request that cannot be executed: NAK it and move to ERR, with an
+ * async event if the table of the spec has one for it.
+ */
+static void qhca_resp_fatal(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
+                            uint8_t code, enum qhca_event_type event,
+                            const char *why)
+{
+    trace_qhca_err_resp(qp->qpn, pkt->psn, code, why);
+    qhca_resp_aeth(s, qp, QHCA_AETH_NAK | code, pkt->psn);
+    qhca_qp_error(s, qp, event);
+}
+
+static void qhca_resp_rnr(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    trace_qhca_resp_rnr(qp->qpn, pkt->psn, qp->min_rnr_timer);
+    qhca_count(s, QHCA_CNT_RNR_NAKS_SENT, 1);
+    qp->resp.nak_sent = true;
+    qhca_resp_aeth(s, qp, QHCA_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
+}
+
+/*
+ * Take the receive WQE at rq_ci.  Returns its status: LOC_QP_OP_ERR if
+ * malformed (it is still taken, to be completed with that status).
+ */
+static uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp)
+{
+    QhcaResponder *resp = &qp->resp;
+    QhcaRwqe *r = &resp->rwqe;
+    uint64_t slot = qhca_rq_slot(qp, qp->rq_ci);
+    uint32_t room = (1u << qp->rq_stride_log2) - sizeof(struct qhca_rq_wqe);
+    unsigned max_sge = MIN(QHCA_MAX_SGE, room / sizeof(struct qhca_sge));
+    struct qhca_sge sges[QHCA_MAX_SGE];
+    struct qhca_rq_wqe h;
+    unsigned i;
+
+    if (!qhca_dma_read(s, slot, &h, sizeof(h))) {
+        qhca_dma_ring_failed(s, "RQ", slot);
+        return QHCA_WC_FATAL_ERR;
+    }
+    r->wr_id = le64_to_cpu(h.wr_id);
+    r->idx = qp->rq_ci;
+    r->num_sge = 0;
+    resp->have_rwqe = true;
+    resp->rcv_off = 0;
+    qhca_count(s, QHCA_CNT_RQ_WQES, 1);
+    trace_qhca_wqe_recv(qp->qpn, r->idx, h.num_sge);
+
+    if (h.num_sge > max_sge) {
+        qhca_guest_error(s, QHCA_ERR_NONE, bad_rwqe,
+                         "QP %u RQ WQE %u: %u SGEs, room for %u",
+                         qp->qpn, r->idx, h.num_sge, max_sge);
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+    if (h.num_sge && !qhca_dma_read(s, slot + sizeof(h), sges,
+                                    h.num_sge * sizeof(sges[0]))) {
+        qhca_dma_ring_failed(s, "RQ", slot);
+        return QHCA_WC_FATAL_ERR;
+    }
+    for (i = 0; i < h.num_sge; i++) {
+        r->sge[i].addr = le64_to_cpu(sges[i].addr);
+        r->sge[i].length = le32_to_cpu(sges[i].length);
+        r->sge[i].lkey = le32_to_cpu(sges[i].lkey);
+    }
+    r->num_sge = h.num_sge;
+    return QHCA_WC_SUCCESS;
+}
+
+/* Complete the receive WQE taken; false if the QP went to ERR for it. */
+static bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
+                               uint8_t status, uint32_t byte_len,
+                               const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    bool imm = qhca_pkt_flags(pkt->opcode) & QHCA_PKT_IMM;
+    struct qhca_cqe cqe = {
+        .wr_id = cpu_to_le64(resp->rwqe.wr_id),
+        .byte_len = cpu_to_le32(byte_len),
+        .imm_data = imm ? pkt->imm : 0,
+        .qpn = cpu_to_le32(qp->qpn),
+        .src_qp = cpu_to_le32(qp->dest_qpn),
+        .wqe_idx = cpu_to_le16(resp->rwqe.idx),
+        .slid = cpu_to_le16(pkt->slid),
+        .opcode = opcode,
+        .status = status,
+        .flags = (imm ? QHCA_CQE_F_IMM : 0) |
+                 (pkt->solicited ? QHCA_CQE_F_SOLICITED : 0),
+    };
+
+    resp->have_rwqe = false;
+    qatomic_set(&qp->rq_ci, qp->rq_ci + 1);
+    if (!qhca_cq_post(s, qp->recv_cqn, &cqe)) {
+        qhca_qp_error(s, qp, 0);
+        return false;
+    }
+    return true;
+}
+
+/* A receive WQE failed: its CQE says why, the sender gets @nak. */
+static void qhca_resp_recv_error(QhcaState *s, QhcaQp *qp,
+                                 const QhcaPacket *pkt, uint8_t status,
+                                 uint8_t nak, const char *why)
+{
+    if (status == QHCA_WC_FATAL_ERR) {
+        return;                 /* the RQ ring is gone: the device stopped */
+    }
+    qhca_resp_complete(s, qp, QHCA_WC_RECV, status, 0, pkt);
+    qhca_resp_fatal(s, qp, pkt, nak, 0, why);
+}
+
+static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint16_t f = qhca_pkt_flags(pkt->opcode);
+    uint8_t status;
+
+    if (f & QHCA_PKT_FIRST) {
+        if (qp->rq_ci == qp->rq_pi) {
+            qhca_resp_rnr(s, qp, pkt);
+            return;
+        }
+        status = qhca_resp_take_rwqe(s, qp);
+        if (status != QHCA_WC_SUCCESS) {
+            qhca_resp_recv_error(s, qp, pkt, status, QHCA_NAK_REM_OP,
+                                 "malformed receive WQE");
+            return;
+        }
+        resp->in_send = !(f & QHCA_PKT_LAST);
+    }
+
+    status = qhca_sgl_copy(s, qp->pdn, resp->rwqe.sge, resp->rwqe.num_sge,
+                           QHCA_ACCESS_LOCAL_WRITE, resp->rcv_off,
+                           (void *)pkt->payload, pkt->paylen, true);
+    if (status == QHCA_WC_LOC_LEN_ERR) {
+        qhca_resp_recv_error(s, qp, pkt, status, QHCA_NAK_INV_REQ,
+                             "SEND longer than the receive WQE");
+        return;
+    }
+    if (status != QHCA_WC_SUCCESS) {
+        qhca_resp_recv_error(s, qp, pkt, status, QHCA_NAK_REM_OP,
+                             "receive SGE not covered by its lkey");
+        return;
+    }
+    resp->rcv_off += pkt->paylen;
+    resp->epsn = qhca_psn_add(resp->epsn, 1);
+
+    if (f & QHCA_PKT_LAST) {
+        resp->in_send = false;
+        resp->msn++;
+        if (!qhca_resp_complete(s, qp, QHCA_WC_RECV, QHCA_WC_SUCCESS,
+                                resp->rcv_off, pkt)) {
+            return;
+        }
+    }
+    if (pkt->ack_req) {
+        qhca_resp_ack(s, qp, pkt->psn);
+    }
+}
+
+static void qhca_resp_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint16_t f = qhca_pkt_flags(pkt->opcode);
+    bool imm = (f & QHCA_PKT_IMM) && (f & QHCA_PKT_LAST);
+    uint8_t status;
+    QhcaMr *mr;
+
+    /* The immediate needs a receive WQE: ask for it before anything. */
+    if (imm && qp->rq_ci == qp->rq_pi) {
+        qhca_resp_rnr(s, qp, pkt);
+        return;
+    }
+
+    if (f & QHCA_PKT_FIRST) {
+        if (pkt->dma_len > QHCA_MAX_MSG_SIZE) {
+            qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ,
+                            QHCA_EVENT_QP_REQ_ERR, "RDMA WRITE too long");
+            return;
+        }
+        if (!(qp->access & QHCA_ACCESS_REMOTE_WRITE) ||
+            (pkt->dma_len &&
+             !qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, pkt->dma_len,
+                             QHCA_ACCESS_REMOTE_WRITE))) {
+            qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                            QHCA_EVENT_QP_ACCESS_ERR,
+                            "RDMA WRITE not allowed by the QP or rkey");
+            return;
+        }
+        resp->wr_va = pkt->va;
+        resp->wr_rkey = pkt->rkey;
+        resp->wr_len = pkt->dma_len;
+        resp->wr_off = 0;
+        resp->in_write = !(f & QHCA_PKT_LAST);
+    }
+
+    if (pkt->paylen > resp->wr_len - resp->wr_off ||
+        ((f & QHCA_PKT_LAST) &&
+         resp->wr_off + pkt->paylen != resp->wr_len)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "RDMA WRITE payload does not match its length");
+        return;
+    }
+    if (pkt->paylen) {
+        uint64_t va = resp->wr_va + resp->wr_off;
+
+        /* Looked up again: DEREG_MR takes effect at once. */
+        mr = qhca_mr_lookup(s, resp->wr_rkey, qp->pdn, va, pkt->paylen,
+                            QHCA_ACCESS_REMOTE_WRITE);
+        if (!mr || !qhca_mr_copy(s, mr, va, (void *)pkt->payload,
+                                 pkt->paylen, true)) {
+            qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                            QHCA_EVENT_QP_ACCESS_ERR,
+                            "RDMA WRITE target became invalid");
+            return;
+        }
+    }
+    resp->wr_off += pkt->paylen;
+    resp->epsn = qhca_psn_add(resp->epsn, 1);
+
+    if (f & QHCA_PKT_LAST) {
+        resp->in_write = false;
+        resp->msn++;
+        if (imm) {
+            status = qhca_resp_take_rwqe(s, qp);
+            if (status != QHCA_WC_SUCCESS) {
+                qhca_resp_recv_error(s, qp, pkt, status, QHCA_NAK_REM_OP,
+                                     "malformed receive WQE");
+                return;
+            }
+            if (!qhca_resp_complete(s, qp, QHCA_WC_RECV_RDMA_WITH_IMM,
+                                    QHCA_WC_SUCCESS, resp->wr_len, pkt)) {
+                return;
+            }
+        }
+    }
+    if (pkt->ack_req) {
+        qhca_resp_ack(s, qp, pkt->psn);
+    }
+}
+
+/* Is there room for one more READ/atomic result? */
+static bool qhca_resp_res_room(QhcaQp *qp)
+{
+    return qp->resp.res_tail - qp->resp.res_send < QHCA_MAX_RD_ATOMIC;
+}
+
+/* Queue a result; the oldest answered one is forgotten if need be. */
+static QhcaRdRes *qhca_resp_new_res(QhcaQp *qp)
+{
+    QhcaResponder *resp = &qp->resp;
+
+    assert(qhca_resp_res_room(qp));
+    if (resp->res_tail - resp->res_head == QHCA_MAX_RD_ATOMIC) {
+        resp->res_head++;
+    }
+    return &resp->res[resp->res_tail++ % QHCA_MAX_RD_ATOMIC];
+}
+
+static void qhca_resp_read(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint32_t mtu = qhca_qp_mtu(qp);
+    QhcaRdRes *r;
+
+    if (!qp->max_dest_rd_atomic || pkt->dma_len > QHCA_MAX_MSG_SIZE) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "RDMA READ not allowed or too long");
+        return;
+    }
+    if (!(qp->access & QHCA_ACCESS_REMOTE_READ) ||
+        (pkt->dma_len &&
+         !qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, pkt->dma_len,
+                         QHCA_ACCESS_REMOTE_READ))) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                        QHCA_EVENT_QP_ACCESS_ERR,
+                        "RDMA READ not allowed by the QP or rkey");
+        return;
+    }
+    if (!qhca_resp_res_room(qp)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "more READs and atomics than the responder holds");
+        return;
+    }
+    r = qhca_resp_new_res(qp);
+    *r = (QhcaRdRes) {
+        .psn = pkt->psn,
+        .npkts = pkt->dma_len ? DIV_ROUND_UP(pkt->dma_len, mtu) : 1,
+        .va = pkt->va,
+        .rkey = pkt->rkey,
+        .length = pkt->dma_len,
+    };
+    resp->epsn = qhca_psn_add(resp->epsn, r->npkts);
+    resp->msn++;
+    qhca_engine_schedule(s, qp);
+}
+
+static void qhca_resp_atomic(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint64_t val, orig;
+    QhcaRdRes *r;
+    QhcaMr *mr;
+
+    if (!qp->max_dest_rd_atomic || (pkt->va & 7)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "atomic not allowed or misaligned");
+        return;
+    }
+    mr = (qp->access & QHCA_ACCESS_REMOTE_ATOMIC) ?
+         qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, sizeof(val),
+                        QHCA_ACCESS_REMOTE_ATOMIC) : NULL;
+    if (!mr) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                        QHCA_EVENT_QP_ACCESS_ERR,
+                        "atomic not allowed by the QP or rkey");
+        return;
+    }
+    if (!qhca_resp_res_room(qp)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "more READs and atomics than the responder holds");
+        return;
+    }
+
+    /*
+     * The engine is one thread under the device lock: this read-modify-
+     * write is atomic with respect to every other atomic of the device.
+     */
+    if (!qhca_mr_copy(s, mr, pkt->va, &val, sizeof(val), false)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                        QHCA_EVENT_QP_ACCESS_ERR, "atomic target not in RAM");
+        return;
+    }
+    orig = le64_to_cpu(val);
+    if (pkt->opcode == QHCA_IB_COMPARE_SWAP) {
+        val = cpu_to_le64(orig == pkt->compare ? pkt->swap_add : orig);
+    } else {
+        val = cpu_to_le64(orig + pkt->swap_add);
+    }
+    if (le64_to_cpu(val) != orig &&
+        !qhca_mr_copy(s, mr, pkt->va, &val, sizeof(val), true)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                        QHCA_EVENT_QP_ACCESS_ERR, "atomic target not in RAM");
+        return;
+    }
+    trace_qhca_resp_atomic(qp->qpn, pkt->psn, pkt->va, orig,
+                           le64_to_cpu(val));
+    r = qhca_resp_new_res(qp);
+    *r = (QhcaRdRes) {
+        .atomic = true,
+        .psn = pkt->psn,
+        .npkts = 1,
+        .orig = orig,
+    };
+    resp->epsn = qhca_psn_add(resp->epsn, 1);
+    resp->msn++;
+    qhca_engine_schedule(s, qp);
+}
+
+/*
+ * A request already executed: the requester retried.  READs and atomics
+ * are answered again from the queue, the rest acknowledged.
+ */
+static void qhca_resp_duplicate(QhcaState *s, QhcaQp *qp,
+                                const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint16_t f = qhca_pkt_flags(pkt->opcode);
+    uint32_t i;
+
+    trace_qhca_resp_duplicate(qp->qpn, pkt->psn, resp->epsn);
+    if (!(f & (QHCA_PKT_READ | QHCA_PKT_ATOMIC))) {
+        qhca_resp_ack(s, qp, qhca_psn_add(resp->epsn, QHCA_PSN_MASK));
+        return;
+    }
+    for (i = resp->res_head; i != resp->res_tail; i++) {
+        QhcaRdRes *r = &resp->res[i % QHCA_MAX_RD_ATOMIC];
+        int32_t k = qhca_psn_diff(pkt->psn, r->psn);
+
+        if (r->atomic != !!(f & QHCA_PKT_ATOMIC) || k < 0 ||
+            k >= r->npkts) {
+            continue;
+        }
+        /* Answer again from here; later results follow in order. */
+        r->next = k;
+        resp->res_send = i;
+        for (i++; i != resp->res_tail; i++) {
+            resp->res[i % QHCA_MAX_RD_ATOMIC].next = 0;
+        }
+        qhca_engine_schedule(s, qp);
+        return;
+    }
+    trace_qhca_pkt_drop(qp->qpn, pkt->psn, "duplicate too old to answer");
+}
+
+void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint16_t f = qhca_pkt_flags(pkt->opcode);
+    uint32_t mtu = qhca_qp_mtu(qp);
+    bool in_msg = resp->in_send || resp->in_write;
+    int32_t d;
+
+    /* The responder works in RTR and every later state short of ERR. */
+    if (qp->state < QHCA_QPS_RTR || qp->state > QHCA_QPS_SQE) {
+        trace_qhca_pkt_drop(qp->qpn, pkt->psn, "responder not receiving");
+        return;
+    }
+    if (pkt->paylen > mtu) {
+        /* As a real link does with a packet over the path MTU. */
+        trace_qhca_pkt_drop(qp->qpn, pkt->psn, "longer than the path MTU");
+        return;
+    }
+    d = qhca_psn_diff(pkt->psn, resp->epsn);
+    if (d < 0) {
+        qhca_resp_duplicate(s, qp, pkt);
+        return;
+    }
+    if (d > 0) {
+        /* Something was lost: one NAK, then silence until it comes. */
+        if (!resp->nak_sent) {
+            resp->nak_sent = true;
+            qhca_resp_aeth(s, qp, QHCA_AETH_NAK | QHCA_NAK_PSN_SEQ_ERR,
+                           resp->epsn);
+        }
+        trace_qhca_pkt_drop(qp->qpn, pkt->psn, "out of sequence");
+        return;
+    }
+    resp->nak_sent = false;
+
+    /* A message in progress continues; otherwise one starts. */
+    if (in_msg ? (f & QHCA_PKT_FIRST) ||
+                 !(f & (resp->in_send ? QHCA_PKT_SEND : QHCA_PKT_WRITE)) :
+                 !(f & QHCA_PKT_FIRST)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "opcode out of sequence");
+        return;
+    }
+    /* All but the last packet of a message carry a full MTU. */
+    if ((f & QHCA_PKT_PAYLOAD) &&
+        (!(f & QHCA_PKT_LAST) ? pkt->paylen != mtu :
+         !(f & QHCA_PKT_FIRST) && pkt->paylen == 0)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "payload length does not fit the opcode");
+        return;
+    }
+
+    if (f & QHCA_PKT_SEND) {
+        qhca_resp_send(s, qp, pkt);
+    } else if (f & QHCA_PKT_WRITE) {
+        qhca_resp_write(s, qp, pkt);
+    } else if (f & QHCA_PKT_READ) {
+        qhca_resp_read(s, qp, pkt);
+    } else {
+        qhca_resp_atomic(s, qp, pkt);
+    }
+}
+
+/* Build the response packet for the next answer in the queue. */
+static bool qhca_resp_answer(QhcaState *s, QhcaQp *qp, QhcaRdRes *r)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint32_t mtu = qhca_qp_mtu(qp);
+    uint32_t k = r->next;
+    uint32_t off = k * mtu;
+    uint32_t len = MIN(mtu, r->length - MIN(off, r->length));
+    uint8_t opcode;
+    QhcaPacket *pkt;
+    QhcaMr *mr;
+
+    if (r->atomic) {
+        pkt = qhca_wire_packet(s, qp, QHCA_IB_ATOMIC_ACKNOWLEDGE,
+                               qp->dest_qpn, r->psn);
+        pkt->syndrome = QHCA_AETH_ACK | QHCA_AETH_CREDITS_NONE;
+        pkt->msn = resp->msn & QHCA_MSN_MASK;
+        pkt->orig = r->orig;
+        qhca_wire_send(s, pkt);
+        r->next = 1;
+        return true;
+    }
+
+    if (r->npkts == 1) {
+        opcode = QHCA_IB_READ_RESPONSE_ONLY;
+    } else if (k == 0) {
+        opcode = QHCA_IB_READ_RESPONSE_FIRST;
+    } else if (k + 1 == r->npkts) {
+        opcode = QHCA_IB_READ_RESPONSE_LAST;
+    } else {
+        opcode = QHCA_IB_READ_RESPONSE_MIDDLE;
+    }
+    pkt = qhca_wire_packet(s, qp, opcode, qp->dest_qpn,
+                           qhca_psn_add(r->psn, k));
+    if (qhca_pkt_flags(opcode) & QHCA_PKT_AETH) {
+        pkt->syndrome = QHCA_AETH_ACK | QHCA_AETH_CREDITS_NONE;
+        pkt->msn = resp->msn & QHCA_MSN_MASK;
+    }
+    pkt->paylen = len;
+    if (len) {
+        /* Looked up again: DEREG_MR takes effect at once. */
+        mr = qhca_mr_lookup(s, r->rkey, qp->pdn, r->va + off, len,
+                            QHCA_ACCESS_REMOTE_READ);
+        if (!mr || !qhca_mr_copy(s, mr, r->va + off, pkt->payload, len,
+                                 false)) {
+            QSIMPLEQ_INSERT_HEAD(&s->engine.free_pkts, pkt, next);
+            return false;
+        }
+    }
+    qhca_wire_send(s, pkt);
+    r->next++;
+    return true;
+}
+
+/*
+ * One step of the responder's answers: READ responses and atomic results
+ * in order, then the pending ACK or NAK.  True if answers are left.
+ */
+bool qhca_resp_step(QhcaState *s, QhcaQp *qp)
+{
+    QhcaResponder *resp = &qp->resp;
+    unsigned budget = QHCA_STEP_PACKETS;
+
+    while (resp->res_send != resp->res_tail && budget--) {
+        QhcaRdRes *r = &resp->res[resp->res_send % QHCA_MAX_RD_ATOMIC];
+
+        if (!qhca_resp_answer(s, qp, r)) {
+            uint32_t psn = qhca_psn_add(r->psn, r->next);
+
+            trace_qhca_err_resp(qp->qpn, psn, QHCA_NAK_REM_ACCESS,
+                                "RDMA READ source became invalid");
+            resp->res_send = resp->res_tail;
+            resp->aeth_pending = false;
+            qhca_resp_aeth(s, qp, QHCA_AETH_NAK | QHCA_NAK_REM_ACCESS, psn);
+            qhca_qp_error(s, qp, QHCA_EVENT_QP_ACCESS_ERR);
+            return false;
+        }
+        if (r->next == r->npkts) {
+            resp->res_send++;
+        }
+    }
+    if (resp->res_send == resp->res_tail && resp->aeth_pending) {
+        qhca_resp_send_aeth(s, qp);
+    }
+    return resp->res_send != resp->res_tail;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca wire: the loopback link between the device's requesters and
+ * responders.
+ *
+ * A packet sent is queued; the engine delivers the queue, in order, after
+ * each step.  Delivery is the switch's and the receiving HCA's job: a
+ * packet whose DLID is not the port's LID, or whose destination QP does
+ * not exist, is dropped, and the sender finds out by its retry timer, as
+ * on a real fabric.  Packets come from a free list and go back to it: the
+ * queue only ever holds what one step produced, so the list stays small.
+ */
+#include "qemu/osdep.h"
+#include "qhca.h"
+#include "trace.h"
+
+#define F_REQ   QHCA_PKT_REQUEST
+#define F_FIRST QHCA_PKT_FIRST
+#define F_LAST  QHCA_PKT_LAST
+#define F_ONLY  (QHCA_PKT_FIRST | QHCA_PKT_LAST)
+#define F_SEND  QHCA_PKT_SEND
+#define F_WRITE QHCA_PKT_WRITE
+#define F_READ  QHCA_PKT_READ
+#define F_ATOM  QHCA_PKT_ATOMIC
+#define F_ACK   QHCA_PKT_ACK
+#define F_RETH  QHCA_PKT_RETH
+#define F_AETH  QHCA_PKT_AETH
+#define F_IMM   QHCA_PKT_IMM
+#define F_PAY   QHCA_PKT_PAYLOAD
+
+const uint16_t qhca_ib_opcode_flags[QHCA_IB_OPCODE_NUM] = {
+    [QHCA_IB_SEND_FIRST] = F_REQ | F_SEND | F_FIRST | F_PAY,
+    [QHCA_IB_SEND_MIDDLE] = F_REQ | F_SEND | F_PAY,
+    [QHCA_IB_SEND_LAST] = F_REQ | F_SEND | F_LAST | F_PAY,
+    [QHCA_IB_SEND_LAST_IMM] = F_REQ | F_SEND | F_LAST | F_IMM | F_PAY,
+    [QHCA_IB_SEND_ONLY] = F_REQ | F_SEND | F_ONLY | F_PAY,
+    [QHCA_IB_SEND_ONLY_IMM] = F_REQ | F_SEND | F_ONLY | F_IMM | F_PAY,
+    [QHCA_IB_WRITE_FIRST] = F_REQ | F_WRITE | F_FIRST | F_RETH | F_PAY,
+    [QHCA_IB_WRITE_MIDDLE] = F_REQ | F_WRITE | F_PAY,
+    [QHCA_IB_WRITE_LAST] = F_REQ | F_WRITE | F_LAST | F_PAY,
+    [QHCA_IB_WRITE_LAST_IMM] = F_REQ | F_WRITE | F_LAST | F_IMM | F_PAY,
+    [QHCA_IB_WRITE_ONLY] = F_REQ | F_WRITE | F_ONLY | F_RETH | F_PAY,
+    [QHCA_IB_WRITE_ONLY_IMM] = F_REQ | F_WRITE | F_ONLY | F_RETH | F_IMM |
+                               F_PAY,
+    [QHCA_IB_READ_REQUEST] = F_REQ | F_READ | F_ONLY | F_RETH,
+    [QHCA_IB_READ_RESPONSE_FIRST] = F_READ | F_FIRST | F_AETH | F_PAY,
+    [QHCA_IB_READ_RESPONSE_MIDDLE] = F_READ | F_PAY,
+    [QHCA_IB_READ_RESPONSE_LAST] = F_READ | F_LAST | F_AETH | F_PAY,
+    [QHCA_IB_READ_RESPONSE_ONLY] = F_READ | F_ONLY | F_AETH | F_PAY,
+    [QHCA_IB_ACKNOWLEDGE] = F_ACK | F_AETH,
+    [QHCA_IB_ATOMIC_ACKNOWLEDGE] = F_ATOM | F_ACK | F_AETH,
+    [QHCA_IB_COMPARE_SWAP] = F_REQ | F_ATOM | F_ONLY,
+    [QHCA_IB_FETCH_ADD] = F_REQ | F_ATOM | F_ONLY,
+};
+
+const char *const qhca_ib_opcode_names[QHCA_IB_OPCODE_NUM] = {
+    [QHCA_IB_SEND_FIRST] = "SEND_FIRST",
+    [QHCA_IB_SEND_MIDDLE] = "SEND_MIDDLE",
+    [QHCA_IB_SEND_LAST] = "SEND_LAST",
+    [QHCA_IB_SEND_LAST_IMM] = "SEND_LAST_IMM",
+    [QHCA_IB_SEND_ONLY] = "SEND_ONLY",
+    [QHCA_IB_SEND_ONLY_IMM] = "SEND_ONLY_IMM",
+    [QHCA_IB_WRITE_FIRST] = "WRITE_FIRST",
+    [QHCA_IB_WRITE_MIDDLE] = "WRITE_MIDDLE",
+    [QHCA_IB_WRITE_LAST] = "WRITE_LAST",
+    [QHCA_IB_WRITE_LAST_IMM] = "WRITE_LAST_IMM",
+    [QHCA_IB_WRITE_ONLY] = "WRITE_ONLY",
+    [QHCA_IB_WRITE_ONLY_IMM] = "WRITE_ONLY_IMM",
+    [QHCA_IB_READ_REQUEST] = "READ_REQUEST",
+    [QHCA_IB_READ_RESPONSE_FIRST] = "READ_RESPONSE_FIRST",
+    [QHCA_IB_READ_RESPONSE_MIDDLE] = "READ_RESPONSE_MIDDLE",
+    [QHCA_IB_READ_RESPONSE_LAST] = "READ_RESPONSE_LAST",
+    [QHCA_IB_READ_RESPONSE_ONLY] = "READ_RESPONSE_ONLY",
+    [QHCA_IB_ACKNOWLEDGE] = "ACKNOWLEDGE",
+    [QHCA_IB_ATOMIC_ACKNOWLEDGE] = "ATOMIC_ACKNOWLEDGE",
+    [QHCA_IB_COMPARE_SWAP] = "COMPARE_SWAP",
+    [QHCA_IB_FETCH_ADD] = "FETCH_ADD",
+};
+
+void qhca_wire_init(QhcaState *s)
+{
+    QSIMPLEQ_INIT(&s->engine.wire);
+    QSIMPLEQ_INIT(&s->engine.free_pkts);
+}
+
+void qhca_wire_fini(QhcaState *s)
+{
+    QhcaEngine *e = &s->engine;
+    QhcaPacket *pkt;
+
+    QSIMPLEQ_CONCAT(&e->free_pkts, &e->wire);
+    while ((pkt = QSIMPLEQ_FIRST(&e->free_pkts))) {
+        QSIMPLEQ_REMOVE_HEAD(&e->free_pkts, next);
+        g_free(pkt);
+    }
+}
+
+/* A fresh packet from @qp, with its LRH and BTH filled in. */
+QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
+                             uint32_t dest_qpn, uint32_t psn)
+{
+    QhcaEngine *e = &s->engine;
+    QhcaPacket *pkt = QSIMPLEQ_FIRST(&e->free_pkts);
+
+    if (pkt) {
+        QSIMPLEQ_REMOVE_HEAD(&e->free_pkts, next);
+    } else {
+        pkt = g_malloc(sizeof(*pkt) + QHCA_MAX_MTU);
+    }
+    memset(pkt, 0, sizeof(*pkt));
+    pkt->slid = s->params.lid;
+    pkt->dlid = qp->dlid;
+    pkt->sl = qp->sl;
+    pkt->opcode = opcode;
+    pkt->dest_qpn = dest_qpn;
+    pkt->psn = psn & QHCA_PSN_MASK;
+    pkt->src_qpn = qp->qpn;
+    return pkt;
+}
+
+void qhca_wire_send(QhcaState *s, QhcaPacket *pkt)
+{
+    assert(pkt->paylen <= QHCA_MAX_MTU);
+    trace_qhca_pkt_send(pkt->src_qpn, pkt->dest_qpn,
+                        qhca_ib_opcode_names[pkt->opcode], pkt->psn,
+                        pkt->paylen, pkt->ack_req, pkt->syndrome);
+    qhca_count(s, QHCA_CNT_TX_PACKETS, 1);
+    qhca_count(s, QHCA_CNT_TX_BYTES, pkt->paylen);
+    QSIMPLEQ_INSERT_TAIL(&s->engine.wire, pkt, next);
+}
+
+static void qhca_wire_deliver(QhcaState *s, const QhcaPacket *pkt)
+{
+    QhcaQp *qp;
+
+    if (pkt->dlid != s->params.lid) {
+        trace_qhca_pkt_drop(pkt->dest_qpn, pkt->psn, "DLID is not ours");
+        return;
+    }
+    if (!qhca_table_live(&s->qps, pkt->dest_qpn)) {
+        trace_qhca_pkt_drop(pkt->dest_qpn, pkt->psn, "no such QP");
+        return;
+    }
+    qp = &s->qp[pkt->dest_qpn];
+    trace_qhca_pkt_recv(pkt->dest_qpn, qhca_ib_opcode_names[pkt->opcode],
+                        pkt->psn, pkt->paylen);
+    qhca_count(s, QHCA_CNT_RX_PACKETS, 1);
+    qhca_count(s, QHCA_CNT_RX_BYTES, pkt->paylen);
+    if (qhca_pkt_flags(pkt->opcode) & QHCA_PKT_REQUEST) {
+        qhca_resp_receive(s, qp, pkt);
+    } else {
+        qhca_req_receive(s, qp, pkt);
+    }
+}
+
+/* Deliver every packet in flight, including those delivery sends. */
+void qhca_wire_drain(QhcaState *s)
+{
+    QhcaEngine *e = &s->engine;
+    QhcaPacket *pkt;
+
+    while ((pkt = QSIMPLEQ_FIRST(&e->wire))) {
+        QSIMPLEQ_REMOVE_HEAD(&e->wire, next);
+        if (qhca_is_ready(s)) {
+            qhca_wire_deliver(s, pkt);
+        }
+        QSIMPLEQ_INSERT_HEAD(&e->free_pkts, pkt, next);
+    }
+}

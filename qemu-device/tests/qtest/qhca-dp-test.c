@@ -1,0 +1,2037 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qtest for the qhca data path (interface 1.1): memory regions,
+ * completion queues, RC queue pairs and their state machine, and traffic
+ * between two QPs of the device (loopback) driven straight from the test:
+ * rings in guest memory, doorbells, CQEs polled by their owner bit, data
+ * checked byte for byte.  Malformed WQEs and doorbells must end in error
+ * completions or guest errors, never in a crash or a hang.
+ *
+ * Memory regions are built from separately allocated pages, listed in
+ * reverse order at an iova that is not the guest address, so that every
+ * transfer really goes through the device's page translation.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qhca-qtest.h"
+
+#define DP_PAGE             4096u
+#define DP_MAX_PAGES        1100
+#define DP_IOVA             0x7f1234560000ull
+#define DP_MTU_1024         3               /* enum ib_mtu */
+#define DP_LID              1               /* the port's LID */
+#define DP_EVENTS           ((1u << QHCA_EVENT_COMPLETION) | \
+                             (1u << QHCA_EVENT_CQ_ERROR) | \
+                             (1u << QHCA_EVENT_QP_FATAL) | \
+                             (1u << QHCA_EVENT_QP_REQ_ERR) | \
+                             (1u << QHCA_EVENT_QP_ACCESS_ERR))
+
+typedef struct Dp {
+    QhcaTest *t;
+    uint32_t uar;
+    uint32_t pdn;
+    uint32_t eqn;
+    uint64_t eq;
+    uint32_t eq_entries;
+    uint32_t eq_head;
+} Dp;
+
+typedef struct DpMr {
+    uint64_t iova;
+    uint64_t len;
+    uint32_t npages;
+    uint64_t pages[DP_MAX_PAGES];
+    uint32_t key;               /* lkey and rkey */
+} DpMr;
+
+typedef struct DpCq {
+    uint32_t cqn;
+    uint64_t ring;
+    uint64_t dbrec;
+    uint32_t entries;
+    uint32_t ci;
+} DpCq;
+
+typedef struct DpQp {
+    uint32_t qpn;
+    uint32_t uar;
+    uint64_t sq;
+    uint64_t rq;
+    uint32_t sq_entries;
+    uint32_t rq_entries;
+    uint32_t sq_stride;
+    uint32_t rq_stride;
+    uint16_t sq_pi;
+    uint16_t rq_pi;
+} DpQp;
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+
+static Dp *dp_start(const char *props)
+{
+    Dp *dp = g_new0(Dp, 1);
+    QhcaTest *t = qhca_start(props);
+
+    dp->t = t;
+    qt_enable(t, 5);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &dp->uar), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &dp->pdn), ==,
+                     QHCA_AQ_SUCCESS);
+    dp->eq_entries = 64;
+    dp->eq = guest_alloc(&t->alloc, dp->eq_entries * sizeof(struct qhca_eqe));
+    qtest_memset(t->qts, dp->eq, 0, dp->eq_entries * sizeof(struct qhca_eqe));
+    g_assert_cmpuint(qt_create_eq(t, dp->eq, 6, 2, DP_EVENTS, &dp->eqn), ==,
+                     QHCA_AQ_SUCCESS);
+    return dp;
+}
+
+static void dp_stop(Dp *dp)
+{
+    qt_assert_alive(dp->t);
+    qhca_stop(dp->t);
+    g_free(dp);
+}
+
+static bool dp_wait(bool (*ready)(void *), void *opaque)
+{
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+
+    while (!ready(opaque)) {
+        if (g_get_monotonic_time() > end) {
+            return false;
+        }
+        g_usleep(100);
+    }
+    return true;
+}
+
+/* The next event on the test's EQ, or type 0 if none comes. */
+typedef struct DpEqPoll {
+    Dp *dp;
+} DpEqPoll;
+
+static bool dp_eqe_ready(void *opaque)
+{
+    Dp *dp = opaque;
+    uint32_t slot = dp->eq_head % dp->eq_entries;
+    uint8_t phase = ((dp->eq_head / dp->eq_entries) & 1) ^ 1;
+    struct qhca_eqe e = qt_read_eqe(dp->t, dp->eq, slot);
+
+    return (e.flags & QHCA_EQE_FLAGS_PHASE) == phase;
+}
+
+static struct qhca_eqe dp_event(Dp *dp, bool wait)
+{
+    struct qhca_eqe e = { 0 };
+
+    if (wait ? dp_wait(dp_eqe_ready, dp) : dp_eqe_ready(dp)) {
+        e = qt_read_eqe(dp->t, dp->eq, dp->eq_head % dp->eq_entries);
+        dp->eq_head++;
+        qt_wr(dp->t, QHCA_REG_EQ_DB,
+              QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, dp->eqn) |
+              (dp->eq_head % dp->eq_entries));
+    }
+    return e;
+}
+
+static void dp_expect_event(Dp *dp, uint8_t type, uint32_t data)
+{
+    struct qhca_eqe e = dp_event(dp, true);
+
+    g_assert_cmpuint(e.type, ==, type);
+    g_assert_cmpuint(le32_to_cpu(e.data), ==, data);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory regions                                                      */
+
+static uint8_t dp_reg_mr_cmd(Dp *dp, struct qhca_cmd_reg_mr *c,
+                             uint32_t *index)
+{
+    return qt_cmd(dp->t, QHCA_CMD_REG_MR, c, sizeof(*c), index);
+}
+
+/* Write the page list of @mr; the command points to it. */
+static void dp_build_pbl(Dp *dp, DpMr *mr, struct qhca_cmd_reg_mr *c)
+{
+    QhcaTest *t = dp->t;
+    uint64_t list[DP_MAX_PAGES];
+    uint32_t i;
+
+    for (i = 0; i < mr->npages; i++) {
+        list[i] = cpu_to_le64(mr->pages[i]);
+    }
+    if (mr->npages <= QHCA_PBL_ENTRIES_PER_PAGE) {
+        uint64_t pbl = guest_alloc(&t->alloc, mr->npages * 8);
+
+        qtest_memwrite(t->qts, pbl, list, mr->npages * 8);
+        c->pbl_addr = cpu_to_le64(pbl);
+    } else {
+        uint32_t nleaves = DIV_ROUND_UP(mr->npages,
+                                        QHCA_PBL_ENTRIES_PER_PAGE);
+        uint64_t top = guest_alloc(&t->alloc, nleaves * 8);
+
+        for (i = 0; i < nleaves; i++) {
+            uint64_t leaf = guest_alloc(&t->alloc, DP_PAGE);
+            uint32_t n = MIN(mr->npages - i * QHCA_PBL_ENTRIES_PER_PAGE,
+                             QHCA_PBL_ENTRIES_PER_PAGE);
+            uint64_t le = cpu_to_le64(leaf);
+
+            qtest_memwrite(t->qts, leaf,
+                           list + i * QHCA_PBL_ENTRIES_PER_PAGE, n * 8);
+            qtest_memwrite(t->qts, top + i * 8, &le, 8);
+        }
+        c->pbl_addr = cpu_to_le64(top);
+        c->flags = QHCA_MR_F_PBL_INDIRECT;
+    }
+}
+
+/*
+ * An MR of @len bytes at an iova 0x100 into a page, over pages allocated
+ * one by one and listed backwards.
+ */
+static DpMr *dp_mr(Dp *dp, uint64_t len, uint8_t access)
+{
+    static uint8_t next_key = 0x40;
+    DpMr *mr = g_new0(DpMr, 1);
+    struct qhca_cmd_reg_mr c = { 0 };
+    uint32_t i, index;
+
+    mr->iova = DP_IOVA + 0x100;
+    mr->len = len;
+    mr->npages = DIV_ROUND_UP(0x100 + len, DP_PAGE);
+    g_assert_cmpuint(mr->npages, <=, DP_MAX_PAGES);
+    for (i = 0; i < mr->npages; i++) {
+        mr->pages[mr->npages - 1 - i] = guest_alloc(&dp->t->alloc, DP_PAGE);
+    }
+    dp_build_pbl(dp, mr, &c);
+    c.iova = cpu_to_le64(mr->iova);
+    c.length = cpu_to_le64(len);
+    c.pdn = cpu_to_le32(dp->pdn);
+    c.npages = cpu_to_le32(mr->npages);
+    c.access = access;
+    c.key = next_key++;
+    c.page_shift = 12;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_SUCCESS);
+    mr->key = index << 8 | c.key;
+    return mr;
+}
+
+/* Read or write @len bytes at offset @off of @mr, through its pages. */
+static void dp_mr_rw(Dp *dp, DpMr *mr, uint64_t off, void *buf, uint64_t len,
+                     bool write)
+{
+    uint8_t *p = buf;
+
+    while (len) {
+        uint64_t at = (mr->iova & (DP_PAGE - 1)) + off;
+        uint64_t n = MIN(len, DP_PAGE - (at & (DP_PAGE - 1)));
+        uint64_t gpa = mr->pages[at / DP_PAGE] + (at & (DP_PAGE - 1));
+
+        if (write) {
+            qtest_memwrite(dp->t->qts, gpa, p, n);
+        } else {
+            qtest_memread(dp->t->qts, gpa, p, n);
+        }
+        p += n;
+        off += n;
+        len -= n;
+    }
+}
+
+/* Fill @mr with a pattern seeded by @seed; returns it for comparison. */
+static uint8_t *dp_mr_fill(Dp *dp, DpMr *mr, uint8_t seed)
+{
+    uint8_t *data = g_malloc(mr->len);
+    uint64_t i;
+
+    for (i = 0; i < mr->len; i++) {
+        data[i] = seed + i * 7 + (i >> 8);
+    }
+    dp_mr_rw(dp, mr, 0, data, mr->len, true);
+    return data;
+}
+
+static void dp_mr_check(Dp *dp, DpMr *mr, uint64_t off, const uint8_t *want,
+                        uint64_t len)
+{
+    g_autofree uint8_t *got = g_malloc(len);
+
+    dp_mr_rw(dp, mr, off, got, len, false);
+    g_assert(memcmp(got, want, len) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion queues                                                   */
+
+static uint8_t dp_create_cq_cmd(Dp *dp, struct qhca_cmd_create_cq *c,
+                                uint32_t *cqn)
+{
+    return qt_cmd(dp->t, QHCA_CMD_CREATE_CQ, c, sizeof(*c), cqn);
+}
+
+static DpCq *dp_cq(Dp *dp, uint8_t depth_log2)
+{
+    DpCq *cq = g_new0(DpCq, 1);
+    struct qhca_cmd_create_cq c = { 0 };
+
+    cq->entries = 1u << depth_log2;
+    cq->ring = guest_alloc(&dp->t->alloc, cq->entries * 32);
+    cq->dbrec = guest_alloc(&dp->t->alloc, 64);
+    qtest_memset(dp->t->qts, cq->ring, 0, cq->entries * 32);
+    qtest_memset(dp->t->qts, cq->dbrec, 0, 4);
+    c.ring_addr = cpu_to_le64(cq->ring);
+    c.dbrec_addr = cpu_to_le64(cq->dbrec);
+    c.eqn = cpu_to_le32(dp->eqn);
+    c.uar = cpu_to_le32(dp->uar);
+    c.depth_log2 = depth_log2;
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &cq->cqn), ==,
+                     QHCA_AQ_SUCCESS);
+    return cq;
+}
+
+typedef struct DpCqPoll {
+    Dp *dp;
+    DpCq *cq;
+} DpCqPoll;
+
+static bool dp_cqe_ready(void *opaque)
+{
+    DpCqPoll *p = opaque;
+    DpCq *cq = p->cq;
+    uint64_t slot = cq->ring + (cq->ci & (cq->entries - 1)) * 32;
+    uint8_t phase = ((cq->ci / cq->entries) & 1) ^ 1;
+    uint8_t owner = qtest_readb(p->dp->t->qts,
+                                slot + offsetof(struct qhca_cqe, owner));
+
+    return (owner & QHCA_CQE_OWNER_PHASE) == phase;
+}
+
+/* Take the next CQE; false if none came. */
+static bool dp_poll(Dp *dp, DpCq *cq, struct qhca_cqe *cqe, bool wait)
+{
+    DpCqPoll p = { dp, cq };
+    uint32_t rec;
+
+    if (!(wait ? dp_wait(dp_cqe_ready, &p) : dp_cqe_ready(&p))) {
+        return false;
+    }
+    qtest_memread(dp->t->qts, cq->ring + (cq->ci & (cq->entries - 1)) * 32,
+                  cqe, sizeof(*cqe));
+    cq->ci++;
+    rec = cpu_to_le32(cq->ci);
+    qtest_memwrite(dp->t->qts, cq->dbrec, &rec, sizeof(rec));
+    return true;
+}
+
+static struct qhca_cqe dp_cqe(Dp *dp, DpCq *cq)
+{
+    struct qhca_cqe cqe;
+
+    g_assert(dp_poll(dp, cq, &cqe, true));
+    return cqe;
+}
+
+/* A CQE for @qpn's WQE @idx with @status and @opcode. */
+static struct qhca_cqe dp_expect(Dp *dp, DpCq *cq, DpQp *qp, uint16_t idx,
+                                 uint8_t opcode, uint8_t status)
+{
+    struct qhca_cqe cqe = dp_cqe(dp, cq);
+
+    g_assert_cmpuint(cqe.status, ==, status);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp->qpn);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, idx);
+    g_assert_cmpuint(cqe.opcode, ==, opcode);
+    return cqe;
+}
+
+/* No further CQE turns up, given some time. */
+static void dp_no_cqe(Dp *dp, DpCq *cq)
+{
+    DpCqPoll p = { dp, cq };
+    int i;
+
+    for (i = 0; i < 20; i++) {
+        g_assert(!dp_cqe_ready(&p));
+        g_usleep(1000);
+    }
+}
+
+static void dp_arm(Dp *dp, DpCq *cq, bool sol)
+{
+    qpci_io_writel(dp->t->dev, dp->t->bar2,
+                   dp->uar * QHCA_DB_PAGE_SIZE +
+                   (sol ? QHCA_DB_CQ_ARM_SOL : QHCA_DB_CQ_ARM),
+                   cq->cqn << 16 | (cq->ci & 0xffff));
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                         */
+
+static struct qhca_cmd_create_qp dp_qp_params(Dp *dp, DpCq *scq, DpCq *rcq,
+                                              uint8_t sq_log2,
+                                              uint8_t sq_stride_log2,
+                                              uint8_t rq_log2,
+                                              uint8_t rq_stride_log2)
+{
+    QhcaTest *t = dp->t;
+    struct qhca_cmd_create_qp c = {
+        .pdn = cpu_to_le32(dp->pdn),
+        .uar = cpu_to_le32(dp->uar),
+        .send_cqn = cpu_to_le16(scq->cqn),
+        .recv_cqn = cpu_to_le16(rcq->cqn),
+        .type = QHCA_QPT_RC,
+        .sq_depth_log2 = sq_log2,
+        .sq_stride_log2 = sq_stride_log2,
+        .rq_depth_log2 = rq_log2,
+        .rq_stride_log2 = rq_stride_log2,
+    };
+    uint64_t sq_size = 1ull << (sq_log2 + sq_stride_log2);
+    uint64_t rq_size = 1ull << (rq_log2 + rq_stride_log2);
+
+    c.sq_addr = cpu_to_le64(guest_alloc(&t->alloc, sq_size));
+    c.rq_addr = cpu_to_le64(guest_alloc(&t->alloc, rq_size));
+    qtest_memset(t->qts, le64_to_cpu(c.sq_addr), 0, sq_size);
+    qtest_memset(t->qts, le64_to_cpu(c.rq_addr), 0, rq_size);
+    return c;
+}
+
+static uint8_t dp_create_qp_cmd(Dp *dp, struct qhca_cmd_create_qp *c,
+                                uint32_t *qpn)
+{
+    return qt_cmd(dp->t, QHCA_CMD_CREATE_QP, c, sizeof(*c), qpn);
+}
+
+static DpQp *dp_qp_flags(Dp *dp, DpCq *scq, DpCq *rcq, uint8_t flags)
+{
+    DpQp *qp = g_new0(DpQp, 1);
+    struct qhca_cmd_create_qp c = dp_qp_params(dp, scq, rcq, 4, 8, 4, 6);
+
+    c.flags = flags;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &qp->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    qp->uar = dp->uar;
+    qp->sq = le64_to_cpu(c.sq_addr);
+    qp->rq = le64_to_cpu(c.rq_addr);
+    qp->sq_entries = 1u << c.sq_depth_log2;
+    qp->rq_entries = 1u << c.rq_depth_log2;
+    qp->sq_stride = 1u << c.sq_stride_log2;
+    qp->rq_stride = 1u << c.rq_stride_log2;
+    return qp;
+}
+
+static DpQp *dp_qp(Dp *dp, DpCq *scq, DpCq *rcq)
+{
+    return dp_qp_flags(dp, scq, rcq, 0);
+}
+
+static uint8_t dp_modify(Dp *dp, struct qhca_cmd_modify_qp *m)
+{
+    return qt_cmd(dp->t, QHCA_CMD_MODIFY_QP, m, sizeof(*m), NULL);
+}
+
+static uint8_t dp_to_state(Dp *dp, DpQp *qp, uint8_t state, uint32_t mask)
+{
+    struct qhca_cmd_modify_qp m = {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | mask),
+        .state = state,
+    };
+
+    return dp_modify(dp, &m);
+}
+
+static struct qhca_qp_attr dp_query_qp(Dp *dp, DpQp *qp)
+{
+    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qp->qpn) };
+    struct qhca_qp_attr a;
+
+    g_assert_cmpuint(qt_query(dp->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    return a;
+}
+
+static uint8_t dp_state(Dp *dp, DpQp *qp)
+{
+    return dp_query_qp(dp, qp).state;
+}
+
+/* The attributes of a connection to @dest. */
+typedef struct DpPath {
+    uint16_t dlid;
+    uint8_t mtu;
+    uint8_t access;
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;
+} DpPath;
+
+static const DpPath dp_default_path = {
+    .dlid = DP_LID,
+    .mtu = DP_MTU_1024,
+    .access = QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_READ |
+              QHCA_ACCESS_REMOTE_ATOMIC,
+    .timeout = 14,
+    .retry_cnt = 7,
+    .rnr_retry = 7,
+    .min_rnr_timer = 1,
+};
+
+/* RESET -> INIT -> RTR -> RTS towards @dest. */
+static void dp_connect_path(Dp *dp, DpQp *qp, DpQp *dest, const DpPath *p)
+{
+    struct qhca_cmd_modify_qp m = {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_ACCESS),
+        .state = QHCA_QPS_INIT,
+        .access = p->access,
+    };
+
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
+                                 QHCA_QP_ATTR_DEST_QPN |
+                                 QHCA_QP_ATTR_RQ_PSN |
+                                 QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                                 QHCA_QP_ATTR_MIN_RNR_TIMER),
+        .state = QHCA_QPS_RTR,
+        .dlid = cpu_to_le16(p->dlid),
+        .path_mtu = p->mtu,
+        .dest_qpn = cpu_to_le32(dest->qpn),
+        .rq_psn = cpu_to_le32(0x1000 + dest->qpn),
+        .max_dest_rd_atomic = 4,
+        .min_rnr_timer = p->min_rnr_timer,
+    };
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
+                                 QHCA_QP_ATTR_TIMEOUT |
+                                 QHCA_QP_ATTR_RETRY_CNT |
+                                 QHCA_QP_ATTR_RNR_RETRY |
+                                 QHCA_QP_ATTR_MAX_RD_ATOMIC),
+        .state = QHCA_QPS_RTS,
+        .sq_psn = cpu_to_le32(0x1000 + qp->qpn),
+        .timeout = p->timeout,
+        .retry_cnt = p->retry_cnt,
+        .rnr_retry = p->rnr_retry,
+        .max_rd_atomic = 4,
+    };
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_RTS);
+}
+
+static void dp_connect(Dp *dp, DpQp *a, DpQp *b)
+{
+    dp_connect_path(dp, a, b, &dp_default_path);
+    dp_connect_path(dp, b, a, &dp_default_path);
+}
+
+/* Write a send WQE at the producer index; the doorbell is separate. */
+static uint16_t dp_post_send(Dp *dp, DpQp *qp, struct qhca_sq_wqe *w,
+                             const struct qhca_sge *sge, unsigned nsge,
+                             const void *inl, uint32_t inl_len)
+{
+    uint16_t idx = qp->sq_pi++;
+    uint64_t slot = qp->sq + (idx & (qp->sq_entries - 1)) * qp->sq_stride;
+
+    qtest_memwrite(dp->t->qts, slot, w, sizeof(*w));
+    if (nsge) {
+        qtest_memwrite(dp->t->qts, slot + sizeof(*w), sge,
+                       nsge * sizeof(*sge));
+    }
+    if (inl_len) {
+        qtest_memwrite(dp->t->qts, slot + sizeof(*w), inl, inl_len);
+    }
+    return idx;
+}
+
+static void dp_ring_sq(Dp *dp, DpQp *qp)
+{
+    qpci_io_writel(dp->t->dev, dp->t->bar2,
+                   qp->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ,
+                   qp->qpn << 16 | qp->sq_pi);
+}
+
+static uint16_t dp_post_recv(Dp *dp, DpQp *qp, uint64_t wr_id,
+                             const struct qhca_sge *sge, unsigned nsge)
+{
+    uint16_t idx = qp->rq_pi++;
+    uint64_t slot = qp->rq + (idx & (qp->rq_entries - 1)) * qp->rq_stride;
+    struct qhca_rq_wqe w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .num_sge = nsge,
+    };
+
+    qtest_memwrite(dp->t->qts, slot, &w, sizeof(w));
+    if (nsge) {
+        qtest_memwrite(dp->t->qts, slot + sizeof(w), sge,
+                       nsge * sizeof(*sge));
+    }
+    qpci_io_writel(dp->t->dev, dp->t->bar2,
+                   qp->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_RQ,
+                   qp->qpn << 16 | qp->rq_pi);
+    return idx;
+}
+
+static struct qhca_sge dp_sge(DpMr *mr, uint64_t off, uint32_t len)
+{
+    return (struct qhca_sge) {
+        .addr = cpu_to_le64(mr->iova + off),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(mr->key),
+    };
+}
+
+static struct qhca_sq_wqe dp_wqe(uint64_t wr_id, uint8_t opcode,
+                                 uint8_t flags, uint8_t nsge)
+{
+    return (struct qhca_sq_wqe) {
+        .wr_id = cpu_to_le64(wr_id),
+        .opcode = opcode,
+        .flags = flags,
+        .num_sge = nsge,
+    };
+}
+
+static struct qhca_counters dp_counters(Dp *dp)
+{
+    struct qhca_counters c;
+
+    g_assert_cmpuint(qt_query(dp->t, QHCA_CMD_QUERY_COUNTERS, NULL, 0, &c,
+                              sizeof(c)), ==, QHCA_AQ_SUCCESS);
+    return c;
+}
+
+static uint64_t dp_counter(Dp *dp, enum qhca_counter i)
+{
+    return le64_to_cpu(dp_counters(dp).cnt[i]);
+}
+
+/*
+ * Wait until counter @i reaches @value.  The engine counts under the lock
+ * it arms its timers with: once a NAK or a retry is counted, the timer
+ * that follows it is armed, and the test may step the clock.
+ */
+static void dp_wait_counter(Dp *dp, enum qhca_counter i, uint64_t value)
+{
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+
+    while (dp_counter(dp, i) < value) {
+        g_assert(g_get_monotonic_time() < end);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(dp_counter(dp, i), ==, value);
+}
+
+static void dp_assert_dp_objects(Dp *dp, uint32_t cqs, uint32_t qps,
+                                 uint32_t mrs)
+{
+    struct qhca_stats st = qt_stats(dp->t);
+
+    g_assert_cmpuint(le32_to_cpu(st.cqs), ==, cqs);
+    g_assert_cmpuint(le32_to_cpu(st.qps), ==, qps);
+    g_assert_cmpuint(le32_to_cpu(st.mrs), ==, mrs);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory regions                                                      */
+
+static void test_mr(void)
+{
+    Dp *dp = dp_start(",max-mrs=8,max-mr-pages=1200");
+    QhcaTest *t = dp->t;
+    uint64_t page = guest_alloc(&t->alloc, DP_PAGE);
+    uint64_t pbl = guest_alloc(&t->alloc, DP_PAGE);
+    uint64_t entry = cpu_to_le64(page);
+    struct qhca_cmd_reg_mr good = {
+        .iova = cpu_to_le64(DP_IOVA),
+        .length = cpu_to_le64(DP_PAGE),
+        .pbl_addr = cpu_to_le64(pbl),
+        .pdn = cpu_to_le32(dp->pdn),
+        .npages = cpu_to_le32(1),
+        .access = QHCA_ACCESS_LOCAL_WRITE,
+        .page_shift = 12,
+    }, c;
+    uint32_t index, big;
+    DpMr *mr;
+
+    qtest_memwrite(t->qts, pbl, &entry, sizeof(entry));
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &good, &index), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(index, ==, 0);
+    dp_assert_dp_objects(dp, 0, 0, 1);
+
+    /* A page list whose pages or list lie outside RAM. */
+    c = good;
+    c.pbl_addr = cpu_to_le64(RAM_END);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_ADDRESS);
+    c.pbl_addr = cpu_to_le64(t->bar0.addr);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_ADDRESS);
+    c = good;
+    c.pbl_addr = cpu_to_le64(pbl + 8);
+    entry = cpu_to_le64(RAM_END + DP_PAGE);
+    qtest_memwrite(t->qts, pbl + 8, &entry, sizeof(entry));
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_ADDRESS);
+    entry = cpu_to_le64(t->bar2.addr);
+    qtest_memwrite(t->qts, pbl + 8, &entry, sizeof(entry));
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_ADDRESS);
+    entry = cpu_to_le64(page + 0x800);
+    qtest_memwrite(t->qts, pbl + 8, &entry, sizeof(entry));
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+
+    /* npages that does not match the range, or overflows. */
+    c = good;
+    c.npages = cpu_to_le32(2);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.npages = cpu_to_le32(UINT32_MAX);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.iova = cpu_to_le64(DP_IOVA + 1);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.iova = cpu_to_le64(UINT64_MAX - 10);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.length = 0;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.length = cpu_to_le64((1ull << 40) + 1);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+
+    /* page_shift out of range. */
+    c = good;
+    c.page_shift = 11;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.page_shift = 31;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+
+    /* Physical MRs: no iova, no list. */
+    c = (struct qhca_cmd_reg_mr) {
+        .length = cpu_to_le64(1ull << 40),
+        .pdn = cpu_to_le32(dp->pdn),
+        .access = QHCA_ACCESS_LOCAL_WRITE,
+        .page_shift = 12,
+        .flags = QHCA_MR_F_PHYS,
+    };
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, index), ==,
+                     QHCA_AQ_SUCCESS);
+    c.iova = cpu_to_le64(DP_PAGE);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.iova = 0;
+    c.pbl_addr = cpu_to_le64(pbl);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.pbl_addr = 0;
+    c.flags |= QHCA_MR_F_PBL_INDIRECT;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+
+    /* Access: remote write or atomic need local write; unknown bits. */
+    c = good;
+    c.access = QHCA_ACCESS_REMOTE_WRITE;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.access = QHCA_ACCESS_REMOTE_ATOMIC | QHCA_ACCESS_REMOTE_READ;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.access = 0x10 | QHCA_ACCESS_LOCAL_WRITE;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.access = QHCA_ACCESS_REMOTE_READ;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, index), ==,
+                     QHCA_AQ_SUCCESS);
+
+    /* Reserved fields, PD. */
+    c = good;
+    c.rsvd = cpu_to_le32(1);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.flags = 0x80;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.pdn = cpu_to_le32(dp->pdn + 1);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_HANDLE);
+
+    /* An indirect list over more than 512 pages. */
+    mr = dp_mr(dp, 600 * DP_PAGE, QHCA_ACCESS_LOCAL_WRITE);
+    g_assert_cmpuint(mr->key >> 8, ==, 1);
+    dp_assert_dp_objects(dp, 0, 0, 2);
+
+    /* max-mr-pages: 1 + 601 pages held, 1200 allowed. */
+    c = good;
+    c.length = cpu_to_le64(600 * DP_PAGE);
+    c.npages = cpu_to_le32(600);
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &big), ==,
+                     QHCA_AQ_NO_RESOURCES);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, 1), ==,
+                     QHCA_AQ_SUCCESS);
+    c = good;
+    c.length = cpu_to_le64(3 * DP_PAGE);
+    c.npages = cpu_to_le32(3);
+    entry = cpu_to_le64(page);
+    qtest_memwrite(t->qts, pbl + 8, &entry, sizeof(entry));
+    qtest_memwrite(t->qts, pbl + 16, &entry, sizeof(entry));
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &big), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(big, ==, 1);
+
+    /* The PD cannot go while MRs use it; DEREG of what is not there. */
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, dp->pdn), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, 5), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, 1u << 24), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, 1), ==,
+                     QHCA_AQ_SUCCESS);
+    dp_assert_dp_objects(dp, 0, 0, 0);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, dp->pdn), ==,
+                     QHCA_AQ_SUCCESS);
+
+    /* The table: max-mrs=8. */
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &dp->pdn), ==,
+                     QHCA_AQ_SUCCESS);
+    good.pdn = cpu_to_le32(dp->pdn);
+    for (int i = 0; i < 8; i++) {
+        g_assert_cmpuint(dp_reg_mr_cmd(dp, &good, &index), ==,
+                         QHCA_AQ_SUCCESS);
+    }
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &good, &index), ==,
+                     QHCA_AQ_NO_RESOURCES);
+    g_free(mr);
+    dp_stop(dp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion queues and queue pairs: creation                         */
+
+static void test_cq(void)
+{
+    Dp *dp = dp_start(",max-cqs=2,max-cqe=256");
+    QhcaTest *t = dp->t;
+    uint64_t ring = guest_alloc(&t->alloc, 256 * 32);
+    uint64_t rec = guest_alloc(&t->alloc, 64);
+    struct qhca_cmd_create_cq good = {
+        .ring_addr = cpu_to_le64(ring),
+        .dbrec_addr = cpu_to_le64(rec),
+        .eqn = cpu_to_le32(dp->eqn),
+        .uar = cpu_to_le32(dp->uar),
+        .depth_log2 = 8,
+    }, c;
+    uint32_t cqn, cqn2, other;
+
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &good, &cqn), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(cqn, ==, 1);
+
+    c = good;
+    c.depth_log2 = 0;
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c.depth_log2 = 9;           /* more than max-cqe */
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c.depth_log2 = 255;
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.ring_addr = cpu_to_le64(ring + 32);
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.dbrec_addr = cpu_to_le64(rec + 2);
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.rsvd0[6] = 1;
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.rsvd1 = cpu_to_le64(1);
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.eqn = cpu_to_le32(dp->eqn + 1);
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_HANDLE);
+    c = good;
+    c.uar = cpu_to_le32(dp->uar + 1);
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_HANDLE);
+    c = good;
+    c.ring_addr = cpu_to_le64(RAM_END - 64);
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==,
+                     QHCA_AQ_BAD_ADDRESS);
+    c = good;
+    c.dbrec_addr = cpu_to_le64(t->bar0.addr);
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==,
+                     QHCA_AQ_BAD_ADDRESS);
+
+    /* The table holds max-cqs=2; CQ numbers start at 1. */
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &good, &cqn2), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(cqn2, ==, 2);
+    g_assert_cmpuint(dp_create_cq_cmd(dp, &good, &other), ==,
+                     QHCA_AQ_NO_RESOURCES);
+    dp_assert_dp_objects(dp, 2, 0, 0);
+
+    /* A UAR in use by a CQ stays. */
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_UAR, dp->uar), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, 0), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, 3), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cqn), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cqn2), ==,
+                     QHCA_AQ_SUCCESS);
+    dp_assert_dp_objects(dp, 0, 0, 0);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_UAR, dp->uar), ==,
+                     QHCA_AQ_SUCCESS);
+    dp_stop(dp);
+}
+
+static void test_qp_create(void)
+{
+    Dp *dp = dp_start(",max-qps=2,max-qp-wr=256");
+    QhcaTest *t = dp->t;
+    DpCq *cq = dp_cq(dp, 4);
+    struct qhca_cmd_create_qp good = dp_qp_params(dp, cq, cq, 8, 10, 8, 10);
+    struct qhca_cmd_create_qp c;
+    uint32_t qpn, qpn2, other;
+
+    c = good;
+    c.type = 3;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.sq_depth_log2 = 0;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c.sq_depth_log2 = 9;        /* more than max-qp-wr */
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.rq_depth_log2 = 9;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.sq_stride_log2 = 5;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c.sq_stride_log2 = 11;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.rq_stride_log2 = 3;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.flags = 0x02;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.rsvd[5] = 1;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.sq_addr = cpu_to_le64(le64_to_cpu(c.sq_addr) + 16);
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.pdn = cpu_to_le32(dp->pdn + 1);
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_HANDLE);
+    c = good;
+    c.uar = cpu_to_le32(dp->uar + 1);
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_HANDLE);
+    c = good;
+    c.recv_cqn = cpu_to_le16(cq->cqn + 1);
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_HANDLE);
+    c = good;
+    c.send_cqn = 0;
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_HANDLE);
+    c = good;
+    c.rq_addr = cpu_to_le64(RAM_END - 4096);
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==,
+                     QHCA_AQ_BAD_ADDRESS);
+
+    /* QP numbers start at 2; the table holds max-qps=2. */
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &good, &qpn), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qpn, ==, 2);
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &good, &qpn2), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qpn2, ==, 3);
+    g_assert_cmpuint(dp_create_qp_cmd(dp, &good, &other), ==,
+                     QHCA_AQ_NO_RESOURCES);
+    dp_assert_dp_objects(dp, 1, 2, 0);
+
+    /* Objects in use stay. */
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cq->cqn), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, dp->pdn), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_UAR, dp->uar), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, 1), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, 4), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cq->cqn), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, qpn2), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cq->cqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, dp->pdn), ==,
+                     QHCA_AQ_SUCCESS);
+    dp_assert_dp_objects(dp, 0, 0, 0);
+    g_free(cq);
+    dp_stop(dp);
+}
+
+/* ------------------------------------------------------------------ */
+/* The state machine                                                   */
+
+static void test_qp_states(void)
+{
+    Dp *dp = dp_start(NULL);
+    DpCq *cq = dp_cq(dp, 4);
+    DpQp *qp = dp_qp(dp, cq, cq);
+    DpQp *peer = dp_qp(dp, cq, cq);
+    struct qhca_cmd_modify_qp m;
+    struct qhca_qp_attr a;
+    uint32_t rtr_mask = QHCA_QP_ATTR_PATH | QHCA_QP_ATTR_DEST_QPN |
+                        QHCA_QP_ATTR_RQ_PSN |
+                        QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                        QHCA_QP_ATTR_MIN_RNR_TIMER;
+
+    a = dp_query_qp(dp, qp);
+    g_assert_cmpuint(a.state, ==, QHCA_QPS_RESET);
+    g_assert_cmpuint(le32_to_cpu(a.qpn), ==, qp->qpn);
+    g_assert_cmpuint(a.type, ==, QHCA_QPT_RC);
+    g_assert_cmpuint(le16_to_cpu(a.send_cqn), ==, cq->cqn);
+
+    /* RESET can only go to INIT (or RESET, ERR). */
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RTR, rtr_mask), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RTS, 0), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(dp_to_state(dp, qp, 7, 0), ==, QHCA_AQ_BAD_PARAM);
+    /* Attributes RESET -> INIT does not take. */
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, QHCA_QP_ATTR_PATH),
+                     ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RESET,
+                                 QHCA_QP_ATTR_ACCESS), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_RESET);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, QHCA_QP_ATTR_ACCESS),
+                     ==, QHCA_AQ_SUCCESS);
+
+    /* INIT -> RTR needs all of its attributes, in range. */
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask),
+        .state = QHCA_QPS_RTR,
+        .dlid = cpu_to_le16(DP_LID),
+        .path_mtu = 6,
+        .dest_qpn = cpu_to_le32(peer->qpn),
+        .rq_psn = cpu_to_le32(0x123456),
+        .max_dest_rd_atomic = 4,
+        .min_rnr_timer = 12,
+    };
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.path_mtu = 5;
+    m.max_dest_rd_atomic = 17;
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.max_dest_rd_atomic = 4;
+    m.rq_psn = cpu_to_le32(0x1000000);
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.rq_psn = cpu_to_le32(0x123456);
+    m.min_rnr_timer = 32;
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.min_rnr_timer = 12;
+    m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask |
+                              QHCA_QP_ATTR_SQ_PSN);
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | (rtr_mask &
+                                                     ~QHCA_QP_ATTR_RQ_PSN));
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask | 0x1000);
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask);
+    m.rsvd[1] = 1;
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.rsvd[1] = 0;
+    g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_INIT);
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
+    a = dp_query_qp(dp, qp);
+    g_assert_cmpuint(a.state, ==, QHCA_QPS_RTR);
+    g_assert_cmphex(le32_to_cpu(a.rq_psn), ==, 0x123456);
+    g_assert_cmpuint(le32_to_cpu(a.dest_qpn), ==, peer->qpn);
+    g_assert_cmpuint(le16_to_cpu(a.dlid), ==, DP_LID);
+    g_assert_cmpuint(a.path_mtu, ==, 5);
+    g_assert_cmpuint(a.min_rnr_timer, ==, 12);
+
+    /* RTR: no attribute changes in place, only RTS. */
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RTR, 0), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_SQD, 0), ==,
+                     QHCA_AQ_BAD_STATE);
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
+                                 QHCA_QP_ATTR_TIMEOUT |
+                                 QHCA_QP_ATTR_RETRY_CNT |
+                                 QHCA_QP_ATTR_RNR_RETRY |
+                                 QHCA_QP_ATTR_MAX_RD_ATOMIC),
+        .state = QHCA_QPS_RTS,
+        .sq_psn = cpu_to_le32(0xfffffe),
+        .timeout = 14,
+        .retry_cnt = 8,
+        .rnr_retry = 7,
+        .max_rd_atomic = 1,
+    };
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.retry_cnt = 7;
+    m.timeout = 32;
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    m.timeout = 14;
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
+    a = dp_query_qp(dp, qp);
+    g_assert_cmpuint(a.state, ==, QHCA_QPS_RTS);
+    g_assert_cmphex(le32_to_cpu(a.sq_psn), ==, 0xfffffe);
+    g_assert_cmpuint(a.timeout, ==, 14);
+    g_assert_cmpuint(a.retry_cnt, ==, 7);
+    g_assert_cmpuint(a.rnr_retry, ==, 7);
+
+    /* RTS <-> SQD, RTS -> RTS with its optional attributes only. */
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RTS,
+                                 QHCA_QP_ATTR_MIN_RNR_TIMER), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RTS, QHCA_QP_ATTR_SQ_PSN),
+                     ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_SQD, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_SQD);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_SQE, 0), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RTS, QHCA_QP_ATTR_ACCESS),
+                     ==, QHCA_AQ_SUCCESS);
+
+    /* Anything -> ERR and -> RESET; ERR -> RTS is not a transition. */
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_ERR, QHCA_QP_ATTR_ACCESS),
+                     ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_ERR, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_ERR, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RTS, 0), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RESET, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    a = dp_query_qp(dp, qp);
+    g_assert_cmpuint(a.state, ==, QHCA_QPS_RESET);
+    g_assert_cmpuint(le32_to_cpu(a.sq_psn), ==, 0);
+
+    /* Without the STATE bit, attributes change in place where allowed. */
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_ACCESS),
+        .access = QHCA_ACCESS_REMOTE_WRITE,
+    };
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(dp_query_qp(dp, qp).access, ==,
+                     QHCA_ACCESS_REMOTE_WRITE);
+    m.qpn = cpu_to_le32(99);
+    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_HANDLE);
+
+    g_free(qp);
+    g_free(peer);
+    g_free(cq);
+    dp_stop(dp);
+}
+
+/* ------------------------------------------------------------------ */
+/* Traffic                                                             */
+
+typedef struct DpPair {
+    Dp *dp;
+    DpCq *cq_a;                 /* A's sends and receives */
+    DpCq *cq_b;
+    DpQp *a;
+    DpQp *b;
+} DpPair;
+
+static DpPair dp_pair(const char *props)
+{
+    DpPair p;
+
+    p.dp = dp_start(props);
+    p.cq_a = dp_cq(p.dp, 6);
+    p.cq_b = dp_cq(p.dp, 6);
+    p.a = dp_qp(p.dp, p.cq_a, p.cq_a);
+    p.b = dp_qp(p.dp, p.cq_b, p.cq_b);
+    dp_connect(p.dp, p.a, p.b);
+    return p;
+}
+
+static void dp_pair_free(DpPair *p)
+{
+    g_free(p->cq_a);
+    g_free(p->cq_b);
+    g_free(p->a);
+    g_free(p->b);
+    dp_stop(p->dp);
+}
+
+/* An RDMA WRITE of 10000 bytes in 10 packets, from two SGEs. */
+static void test_write(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    DpMr *src = dp_mr(dp, 12000, 0);
+    DpMr *dst = dp_mr(dp, 12000, QHCA_ACCESS_LOCAL_WRITE |
+                      QHCA_ACCESS_REMOTE_WRITE);
+    g_autofree uint8_t *data = dp_mr_fill(dp, src, 1);
+    g_autofree uint8_t *before = dp_mr_fill(dp, dst, 99);
+    struct qhca_sge sge[2] = {
+        dp_sge(src, 0, 3000), dp_sge(src, 5000, 7000),
+    };
+    struct qhca_sq_wqe w = dp_wqe(0x1111, QHCA_WR_RDMA_WRITE,
+                                  QHCA_WQE_F_SIGNALED, 2);
+    struct qhca_cqe cqe;
+    uint16_t idx;
+
+    w.remote_addr = cpu_to_le64(dst->iova + 1000);
+    w.rkey = cpu_to_le32(dst->key);
+    idx = dp_post_send(dp, p.a, &w, sge, 2, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_WRITE,
+                    QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x1111);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 10000);
+
+    dp_mr_check(dp, dst, 0, before, 1000);
+    dp_mr_check(dp, dst, 1000, data, 3000);
+    dp_mr_check(dp, dst, 4000, data + 5000, 7000);
+    dp_mr_check(dp, dst, 11000, before + 11000, 1000);
+    dp_no_cqe(dp, p.cq_b);
+
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 1);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_CQES), ==, 1);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_TX_BYTES), ==, 10000);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RX_BYTES), ==, 10000);
+    /* 10 data packets, at least one ACK. */
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_TX_PACKETS), >=, 11);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_DOORBELLS), >=, 1);
+    g_assert_cmpuint(dp_state(dp, p.a), ==, QHCA_QPS_RTS);
+    g_free(src);
+    g_free(dst);
+    dp_pair_free(&p);
+}
+
+/* SEND and SEND_WITH_IMM, multi-packet and inline; unsignaled WQEs. */
+static void test_send(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    DpMr *src = dp_mr(dp, 8192, 0);
+    DpMr *dst = dp_mr(dp, 8192, QHCA_ACCESS_LOCAL_WRITE);
+    g_autofree uint8_t *data = dp_mr_fill(dp, src, 3);
+    static const char inl[] = "inline data: 30 bytes of them";
+    struct qhca_sge rsge[2] = {
+        dp_sge(dst, 0, 1000), dp_sge(dst, 2000, 4000),
+    };
+    struct qhca_sge ssge = dp_sge(src, 100, 4500);
+    struct qhca_sq_wqe w;
+    struct qhca_cqe cqe;
+    uint16_t ridx, idx;
+
+    /* 4500 bytes into a 1000 + 4000 byte receive WQE. */
+    ridx = dp_post_recv(dp, p.b, 0xb0b, rsge, 2);
+    w = dp_wqe(0xa0a, QHCA_WR_SEND_WITH_IMM,
+               QHCA_WQE_F_SIGNALED | QHCA_WQE_F_SOLICITED, 1);
+    w.imm_data = cpu_to_be32(0xdeadbeef);
+    idx = dp_post_send(dp, p.a, &w, &ssge, 1, NULL, 0);
+    dp_ring_sq(dp, p.a);
+
+    cqe = dp_expect(dp, p.cq_b, p.b, ridx, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0xb0b);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 4500);
+    g_assert_cmphex(cqe.imm_data, ==, cpu_to_be32(0xdeadbeef));
+    g_assert_cmphex(cqe.flags, ==, QHCA_CQE_F_IMM | QHCA_CQE_F_SOLICITED);
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, p.a->qpn);
+    g_assert_cmpuint(le16_to_cpu(cqe.slid), ==, DP_LID);
+    cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0xa0a);
+    dp_mr_check(dp, dst, 0, data + 100, 1000);
+    dp_mr_check(dp, dst, 2000, data + 1100, 3500);
+
+    /* Inline, unsignaled, then a signaled zero-length SEND. */
+    ridx = dp_post_recv(dp, p.b, 1, rsge, 2);
+    dp_post_recv(dp, p.b, 2, NULL, 0);
+    w = dp_wqe(3, QHCA_WR_SEND, QHCA_WQE_F_INLINE, 0);
+    w.inline_len = cpu_to_le32(sizeof(inl));
+    dp_post_send(dp, p.a, &w, NULL, 0, inl, sizeof(inl));
+    w = dp_wqe(4, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
+    idx = dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    cqe = dp_expect(dp, p.cq_b, p.b, ridx, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(inl));
+    g_assert_cmpuint(cqe.flags, ==, 0);
+    cqe = dp_expect(dp, p.cq_b, p.b, ridx + 1, QHCA_WC_RECV,
+                    QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 0);
+    /* One CQE for both send WQEs: the signaled one. */
+    cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 4);
+    dp_no_cqe(dp, p.cq_a);
+    dp_mr_check(dp, dst, 0, (const uint8_t *)inl, sizeof(inl));
+
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RQ_WQES), ==, 3);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 3);
+    g_free(src);
+    g_free(dst);
+    dp_pair_free(&p);
+}
+
+/* RDMA WRITE with immediate, and SQ_SIG_ALL. */
+static void test_write_imm(void)
+{
+    Dp *dp = dp_start(NULL);
+    DpCq *cq = dp_cq(dp, 6);
+    DpQp *a = dp_qp_flags(dp, cq, cq, QHCA_QP_F_SQ_SIG_ALL);
+    DpQp *b = dp_qp(dp, cq, cq);
+    DpMr *src = dp_mr(dp, 3000, 0);
+    DpMr *dst = dp_mr(dp, 3000, QHCA_ACCESS_LOCAL_WRITE |
+                      QHCA_ACCESS_REMOTE_WRITE);
+    g_autofree uint8_t *data = dp_mr_fill(dp, src, 5);
+    struct qhca_sge sge = dp_sge(src, 0, 3000);
+    struct qhca_sq_wqe w = dp_wqe(7, QHCA_WR_RDMA_WRITE_WITH_IMM, 0, 1);
+    struct qhca_cqe cqe;
+    uint16_t ridx, idx;
+
+    dp_connect(dp, a, b);
+    ridx = dp_post_recv(dp, b, 8, NULL, 0);
+    w.remote_addr = cpu_to_le64(dst->iova);
+    w.rkey = cpu_to_le32(dst->key);
+    w.imm_data = cpu_to_be32(0x12345678);
+    idx = dp_post_send(dp, a, &w, &sge, 1, NULL, 0);
+    dp_ring_sq(dp, a);
+
+    /* One CQ: the receive completes before the ACK reaches A. */
+    cqe = dp_expect(dp, cq, b, ridx, QHCA_WC_RECV_RDMA_WITH_IMM,
+                    QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 3000);
+    g_assert_cmphex(cqe.imm_data, ==, cpu_to_be32(0x12345678));
+    g_assert_cmphex(cqe.flags, ==, QHCA_CQE_F_IMM);
+    dp_expect(dp, cq, a, idx, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    dp_mr_check(dp, dst, 0, data, 3000);
+    g_free(src);
+    g_free(dst);
+    g_free(a);
+    g_free(b);
+    g_free(cq);
+    dp_stop(dp);
+}
+
+static uint64_t dp_read64(Dp *dp, DpMr *mr, uint64_t off)
+{
+    uint64_t v;
+
+    dp_mr_rw(dp, mr, off, &v, 8, false);
+    return le64_to_cpu(v);
+}
+
+static void dp_write64(Dp *dp, DpMr *mr, uint64_t off, uint64_t val)
+{
+    uint64_t v = cpu_to_le64(val);
+
+    dp_mr_rw(dp, mr, off, &v, 8, true);
+}
+
+/* RDMA READ across packets; atomics, with fence. */
+static void test_read_atomic(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    DpMr *remote = dp_mr(dp, 16384, QHCA_ACCESS_LOCAL_WRITE |
+                         QHCA_ACCESS_REMOTE_READ |
+                         QHCA_ACCESS_REMOTE_ATOMIC);
+    DpMr *local = dp_mr(dp, 16384, QHCA_ACCESS_LOCAL_WRITE);
+    g_autofree uint8_t *data = dp_mr_fill(dp, remote, 11);
+    struct qhca_sge sge = dp_sge(local, 10, 9000);
+    struct qhca_sge res = dp_sge(local, 12000, 8);
+    struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_RDMA_READ,
+                                  QHCA_WQE_F_SIGNALED, 1);
+    struct qhca_cqe cqe;
+    uint16_t idx;
+
+    w.remote_addr = cpu_to_le64(remote->iova + 20);
+    w.rkey = cpu_to_le32(remote->key);
+    idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_READ,
+                    QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 9000);
+    dp_mr_check(dp, local, 10, data + 20, 9000);
+
+    /* Compare and swap that matches, one that does not, fetch and add. */
+    dp_write64(dp, remote, 4096, 0x1122334455667788ull);
+    w = dp_wqe(2, QHCA_WR_ATOMIC_CMP_AND_SWP, QHCA_WQE_F_SIGNALED, 1);
+    w.remote_addr = cpu_to_le64(remote->iova + 4096);
+    w.rkey = cpu_to_le32(remote->key);
+    w.compare_add = cpu_to_le64(0x1122334455667788ull);
+    w.swap = cpu_to_le64(0xaaaabbbbccccddddull);
+    idx = dp_post_send(dp, p.a, &w, &res, 1, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_COMP_SWAP,
+                    QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 8);
+    g_assert_cmphex(dp_read64(dp, local, 12000), ==, 0x1122334455667788ull);
+    g_assert_cmphex(dp_read64(dp, remote, 4096), ==, 0xaaaabbbbccccddddull);
+
+    w.wr_id = cpu_to_le64(3);
+    idx = dp_post_send(dp, p.a, &w, &res, 1, NULL, 0);
+    w = dp_wqe(4, QHCA_WR_ATOMIC_FETCH_AND_ADD,
+               QHCA_WQE_F_SIGNALED | QHCA_WQE_F_FENCE, 1);
+    w.remote_addr = cpu_to_le64(remote->iova + 4096);
+    w.rkey = cpu_to_le32(remote->key);
+    w.compare_add = cpu_to_le64(5);
+    dp_post_send(dp, p.a, &w, &res, 1, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_COMP_SWAP, QHCA_WC_SUCCESS);
+    dp_expect(dp, p.cq_a, p.a, idx + 1, QHCA_WC_FETCH_ADD, QHCA_WC_SUCCESS);
+    /* The failed compare left the value; the add returned it. */
+    g_assert_cmphex(dp_read64(dp, local, 12000), ==, 0xaaaabbbbccccddddull);
+    g_assert_cmphex(dp_read64(dp, remote, 4096), ==, 0xaaaabbbbccccdde2ull);
+    g_free(remote);
+    g_free(local);
+    dp_pair_free(&p);
+}
+
+/* Many WQEs in flight, a window's worth and more, all checked. */
+static void test_many(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    DpMr *src = dp_mr(dp, 64 * 100, 0);
+    DpMr *dst = dp_mr(dp, 64 * 100, QHCA_ACCESS_LOCAL_WRITE |
+                      QHCA_ACCESS_REMOTE_WRITE);
+    g_autofree uint8_t *data = dp_mr_fill(dp, src, 21);
+    int round, i;
+
+    for (round = 0; round < 8; round++) {
+        uint16_t last = 0;
+
+        for (i = 0; i < 15; i++) {
+            int n = round * 15 + i;
+            struct qhca_sge sge = dp_sge(src, (n % 64) * 100, 100);
+            struct qhca_sq_wqe w = dp_wqe(n, QHCA_WR_RDMA_WRITE,
+                                          i == 14 ? QHCA_WQE_F_SIGNALED : 0,
+                                          1);
+
+            w.remote_addr = cpu_to_le64(dst->iova + (n % 64) * 100);
+            w.rkey = cpu_to_le32(dst->key);
+            last = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+        }
+        dp_ring_sq(dp, p.a);
+        dp_expect(dp, p.cq_a, p.a, last, QHCA_WC_RDMA_WRITE,
+                  QHCA_WC_SUCCESS);
+    }
+    dp_mr_check(dp, dst, 0, data, 64 * 100);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 120);
+    g_free(src);
+    g_free(dst);
+    dp_pair_free(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+
+/* @w fails with @status; the QP goes to ERR and flushes what follows. */
+static void dp_expect_wqe_error(DpPair *p, struct qhca_sq_wqe *w,
+                                const struct qhca_sge *sge, unsigned nsge,
+                                const void *inl, uint32_t inl_len,
+                                uint8_t opcode, uint8_t status)
+{
+    Dp *dp = p->dp;
+    struct qhca_sq_wqe next = dp_wqe(0x99, QHCA_WR_SEND,
+                                     QHCA_WQE_F_SIGNALED, 0);
+    struct qhca_cqe cqe;
+    uint16_t idx;
+
+    idx = dp_post_send(dp, p->a, w, sge, nsge, inl, inl_len);
+    dp_post_send(dp, p->a, &next, NULL, 0, NULL, 0);
+    dp_ring_sq(dp, p->a);
+    cqe = dp_expect(dp, p->cq_a, p->a, idx, opcode, status);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, le64_to_cpu(w->wr_id));
+    cqe = dp_expect(dp, p->cq_a, p->a, idx + 1, QHCA_WC_SEND,
+                    QHCA_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x99);
+    g_assert_cmpuint(dp_state(dp, p->a), ==, QHCA_QPS_ERR);
+
+    /* A WQE rung later is flushed too, unsignaled or not. */
+    next.flags = 0;
+    next.wr_id = cpu_to_le64(0x9a);
+    dp_post_send(dp, p->a, &next, NULL, 0, NULL, 0);
+    dp_ring_sq(dp, p->a);
+    cqe = dp_expect(dp, p->cq_a, p->a, idx + 2, QHCA_WC_SEND,
+                    QHCA_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x9a);
+    dp_no_cqe(dp, p->cq_a);
+}
+
+static void test_bad_wqe(void)
+{
+    static const struct {
+        uint8_t opcode;
+        uint8_t flags;
+        uint8_t num_sge;
+        uint32_t inline_len;
+        uint8_t wc_opcode;
+        uint8_t status;
+    } bad[] = {
+        { 7, QHCA_WQE_F_SIGNALED, 0, 0, QHCA_WC_SEND,
+          QHCA_WC_LOC_QP_OP_ERR },
+        { 0xff, 0, 0, 0, QHCA_WC_SEND, QHCA_WC_LOC_QP_OP_ERR },
+        { QHCA_WR_SEND, 0x10, 0, 0, QHCA_WC_SEND, QHCA_WC_LOC_QP_OP_ERR },
+        /* A 256-byte stride holds 12 SGEs. */
+        { QHCA_WR_SEND, 0, 13, 0, QHCA_WC_SEND, QHCA_WC_LOC_QP_OP_ERR },
+        { QHCA_WR_SEND, QHCA_WQE_F_INLINE, 0, 193, QHCA_WC_SEND,
+          QHCA_WC_LOC_QP_OP_ERR },
+        { QHCA_WR_RDMA_READ, QHCA_WQE_F_INLINE, 0, 8, QHCA_WC_RDMA_READ,
+          QHCA_WC_LOC_QP_OP_ERR },
+        { QHCA_WR_RDMA_WRITE, 0, 1, 0, QHCA_WC_RDMA_WRITE,
+          QHCA_WC_LOC_PROT_ERR },
+        { QHCA_WR_ATOMIC_FETCH_AND_ADD, 0, 0, 0, QHCA_WC_FETCH_ADD,
+          QHCA_WC_LOC_LEN_ERR },
+    };
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        DpPair p = dp_pair(NULL);
+        struct qhca_sq_wqe w = dp_wqe(0x50 + i, bad[i].opcode, bad[i].flags,
+                                      bad[i].num_sge);
+        struct qhca_sge sge[13] = { { 0 } };
+        uint8_t inl[256] = { 0 };
+
+        /* An lkey whose MR does not exist. */
+        sge[0] = (struct qhca_sge) {
+            .addr = cpu_to_le64(DP_IOVA),
+            .length = cpu_to_le32(64),
+            .lkey = cpu_to_le32(0x7700),
+        };
+        w.inline_len = cpu_to_le32(bad[i].inline_len);
+        dp_expect_wqe_error(&p, &w, sge, MIN(bad[i].num_sge, 12), inl,
+                            MIN(bad[i].inline_len, 192), bad[i].wc_opcode,
+                            bad[i].status);
+        g_assert_cmpuint(dp_state(p.dp, p.b), ==, QHCA_QPS_RTS);
+        dp_pair_free(&p);
+    }
+}
+
+/* A local buffer the lkey does not cover, or lacks LOCAL_WRITE for. */
+static void test_bad_lkey(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    DpMr *ro = dp_mr(dp, 4096, 0);
+    DpMr *remote = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
+                         QHCA_ACCESS_REMOTE_READ);
+    struct qhca_sge sge = dp_sge(ro, 0, 4097);
+    struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_SEND, 0, 1);
+
+    dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_SEND,
+                        QHCA_WC_LOC_PROT_ERR);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_ERR_LOC_PROT), ==, 1);
+    dp_pair_free(&p);
+
+    /* READ into memory that is not locally writable. */
+    p = dp_pair(NULL);
+    dp = p.dp;
+    ro = dp_mr(dp, 4096, 0);
+    remote = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
+                   QHCA_ACCESS_REMOTE_READ);
+    sge = dp_sge(ro, 0, 100);
+    w = dp_wqe(2, QHCA_WR_RDMA_READ, 0, 1);
+    w.remote_addr = cpu_to_le64(remote->iova);
+    w.rkey = cpu_to_le32(remote->key);
+    dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_RDMA_READ,
+                        QHCA_WC_LOC_PROT_ERR);
+    g_free(ro);
+    g_free(remote);
+    dp_pair_free(&p);
+}
+
+/* rkey errors: the requester gets REM_ACCESS_ERR, the responder ERR. */
+static void test_bad_rkey(void)
+{
+    static const struct {
+        uint8_t opcode;
+        uint8_t mr_access;
+        bool wrong_key;
+    } bad[] = {
+        { QHCA_WR_RDMA_WRITE, QHCA_ACCESS_LOCAL_WRITE |
+          QHCA_ACCESS_REMOTE_WRITE, true },
+        { QHCA_WR_RDMA_WRITE, QHCA_ACCESS_LOCAL_WRITE |
+          QHCA_ACCESS_REMOTE_READ, false },
+        { QHCA_WR_RDMA_READ, QHCA_ACCESS_LOCAL_WRITE |
+          QHCA_ACCESS_REMOTE_WRITE, false },
+        { QHCA_WR_ATOMIC_FETCH_AND_ADD, QHCA_ACCESS_LOCAL_WRITE |
+          QHCA_ACCESS_REMOTE_READ, false },
+    };
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        DpPair p = dp_pair(NULL);
+        Dp *dp = p.dp;
+        DpMr *local = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE);
+        DpMr *remote = dp_mr(dp, 4096, bad[i].mr_access);
+        struct qhca_sge sge = dp_sge(local, 0, 8);
+        struct qhca_sq_wqe w = dp_wqe(i, bad[i].opcode, 0, 1);
+
+        w.remote_addr = cpu_to_le64(remote->iova);
+        w.rkey = cpu_to_le32(remote->key ^ (bad[i].wrong_key ? 1 : 0));
+        dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0,
+                            bad[i].opcode == QHCA_WR_RDMA_WRITE ?
+                            QHCA_WC_RDMA_WRITE :
+                            bad[i].opcode == QHCA_WR_RDMA_READ ?
+                            QHCA_WC_RDMA_READ : QHCA_WC_FETCH_ADD,
+                            QHCA_WC_REM_ACCESS_ERR);
+        g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_ERR);
+        dp_expect_event(dp, QHCA_EVENT_QP_ACCESS_ERR, p.b->qpn);
+        g_free(local);
+        g_free(remote);
+        dp_pair_free(&p);
+    }
+}
+
+/* Misaligned atomic; a SEND longer than the receive WQE. */
+static void test_remote_errors(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    DpMr *local = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE);
+    DpMr *remote = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
+                         QHCA_ACCESS_REMOTE_ATOMIC);
+    struct qhca_sge sge = dp_sge(local, 0, 8);
+    struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_ATOMIC_CMP_AND_SWP, 0, 1);
+    struct qhca_cqe cqe;
+    uint16_t ridx;
+
+    w.remote_addr = cpu_to_le64(remote->iova + 4);
+    w.rkey = cpu_to_le32(remote->key);
+    dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_COMP_SWAP,
+                        QHCA_WC_REM_INV_REQ_ERR);
+    g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_ERR);
+    dp_expect_event(dp, QHCA_EVENT_QP_REQ_ERR, p.b->qpn);
+    g_free(local);
+    g_free(remote);
+    dp_pair_free(&p);
+
+    p = dp_pair(NULL);
+    dp = p.dp;
+    local = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE);
+    sge = dp_sge(local, 0, 2000);
+    ridx = dp_post_recv(dp, p.b, 0x77, &sge, 1);
+    dp_post_recv(dp, p.b, 0x78, &sge, 1);
+    sge = dp_sge(local, 0, 2001);
+    w = dp_wqe(2, QHCA_WR_SEND, 0, 1);
+    dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_SEND,
+                        QHCA_WC_REM_INV_REQ_ERR);
+    cqe = dp_expect(dp, p.cq_b, p.b, ridx, QHCA_WC_RECV,
+                    QHCA_WC_LOC_LEN_ERR);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x77);
+    cqe = dp_expect(dp, p.cq_b, p.b, ridx + 1, QHCA_WC_RECV,
+                    QHCA_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x78);
+    g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_ERR);
+    g_free(local);
+    dp_pair_free(&p);
+
+    /* A receive SGE whose lkey is bad: REM_OP_ERR for the sender. */
+    p = dp_pair(NULL);
+    dp = p.dp;
+    local = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE);
+    sge = dp_sge(local, 0, 100);
+    sge.lkey = cpu_to_le32(local->key + 1);
+    ridx = dp_post_recv(dp, p.b, 0x79, &sge, 1);
+    sge = dp_sge(local, 0, 100);
+    w = dp_wqe(3, QHCA_WR_SEND, 0, 1);
+    dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_SEND,
+                        QHCA_WC_REM_OP_ERR);
+    dp_expect(dp, p.cq_b, p.b, ridx, QHCA_WC_RECV, QHCA_WC_LOC_PROT_ERR);
+    g_free(local);
+    dp_pair_free(&p);
+}
+
+/* A pair whose responder B asks for RNR waits of 1.28 ms. */
+static DpPair dp_rnr_pair(uint8_t rnr_retry)
+{
+    DpPath path = dp_default_path;
+    DpPair p;
+
+    p.dp = dp_start(NULL);
+    p.cq_a = dp_cq(p.dp, 6);
+    p.cq_b = dp_cq(p.dp, 6);
+    p.a = dp_qp(p.dp, p.cq_a, p.cq_a);
+    p.b = dp_qp(p.dp, p.cq_b, p.cq_b);
+    path.rnr_retry = rnr_retry;
+    dp_connect_path(p.dp, p.a, p.b, &path);
+    path = dp_default_path;
+    path.min_rnr_timer = 14;
+    dp_connect_path(p.dp, p.b, p.a, &path);
+    return p;
+}
+
+/*
+ * No receive WQE: RNR NAKs, retried after the RNR timer.  The virtual
+ * clock only moves when the test steps it, 1.5 ms at a time: one wait.
+ */
+static void test_rnr(void)
+{
+    DpPair p = dp_rnr_pair(7);
+    Dp *dp = p.dp;
+    DpMr *mr = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE);
+    g_autofree uint8_t *data = dp_mr_fill(dp, mr, 0);
+    struct qhca_sge sge = dp_sge(mr, 0, 100);
+    struct qhca_sge rsge = dp_sge(mr, 1000, 100);
+    struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 1);
+    uint16_t idx;
+
+    /* rnr_retry 7: it waits as long as it takes. */
+    idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    dp_wait_counter(dp, QHCA_CNT_RNR_NAKS_RCVD, 1);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RNR_NAKS_SENT), ==, 1);
+    qtest_clock_step(dp->t->qts, 1500000);
+    dp_wait_counter(dp, QHCA_CNT_RNR_NAKS_RCVD, 2);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RNR_NAKS_SENT), ==, 2);
+    dp_no_cqe(dp, p.cq_a);
+    dp_post_recv(dp, p.b, 2, &rsge, 1);
+    qtest_clock_step(dp->t->qts, 1500000);
+    dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    dp_expect(dp, p.cq_b, p.b, 0, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    dp_mr_check(dp, mr, 1000, data, 100);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RNR_NAKS_SENT), ==, 2);
+    g_free(mr);
+    dp_pair_free(&p);
+
+    /* rnr_retry 1: the second RNR NAK ends it. */
+    p = dp_rnr_pair(1);
+    dp = p.dp;
+    mr = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE);
+    sge = dp_sge(mr, 0, 100);
+    w = dp_wqe(1, QHCA_WR_SEND, 0, 1);
+    idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    dp_wait_counter(dp, QHCA_CNT_RNR_NAKS_RCVD, 1);
+    dp_no_cqe(dp, p.cq_a);
+    qtest_clock_step(dp->t->qts, 1500000);
+    dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_RNR_RETRY_EXC_ERR);
+    g_assert_cmpuint(dp_state(dp, p.a), ==, QHCA_QPS_ERR);
+    g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_RTS);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_ERR_RNR_RETRY_EXC), ==, 1);
+    g_free(mr);
+    dp_pair_free(&p);
+}
+
+/* No responder: retries on the transport timer, then RETRY_EXC_ERR. */
+static void test_retry(void)
+{
+    static const char *const why[] = { "dlid", "reset", "err", "gone" };
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(why); i++) {
+        Dp *dp = dp_start(NULL);
+        DpCq *cq = dp_cq(dp, 6);
+        DpQp *a = dp_qp(dp, cq, cq);
+        DpQp *b = dp_qp(dp, cq, cq);
+        DpMr *mr = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
+                         QHCA_ACCESS_REMOTE_WRITE);
+        struct qhca_sge sge = dp_sge(mr, 0, 2000);
+        struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_RDMA_WRITE, 0, 1);
+        DpPath path = dp_default_path;
+        uint16_t idx;
+        int n;
+
+        path.timeout = 10;      /* 4.2 ms */
+        path.retry_cnt = 2;
+        if (!strcmp(why[i], "dlid")) {
+            path.dlid = 2;
+        }
+        dp_connect_path(dp, a, b, &path);
+        if (!strcmp(why[i], "reset")) {
+            dp_to_state(dp, b, QHCA_QPS_INIT, 0);
+        } else if (!strcmp(why[i], "err")) {
+            dp_connect_path(dp, b, a, &path);
+            dp_to_state(dp, b, QHCA_QPS_ERR, 0);
+        } else if (!strcmp(why[i], "gone")) {
+            g_assert_cmpuint(qt_handle_cmd(dp->t, QHCA_CMD_DESTROY_QP,
+                                           b->qpn), ==, QHCA_AQ_SUCCESS);
+        } else {
+            dp_connect_path(dp, b, a, &path);
+        }
+
+        w.remote_addr = cpu_to_le64(mr->iova + 2000);
+        w.rkey = cpu_to_le32(mr->key);
+        idx = dp_post_send(dp, a, &w, &sge, 1, NULL, 0);
+        dp_ring_sq(dp, a);
+        /* Two retries go unanswered; the third timeout ends it. */
+        dp_wait_counter(dp, QHCA_CNT_TX_PACKETS, 2);
+        for (n = 0; n < 2; n++) {
+            dp_no_cqe(dp, cq);
+            qtest_clock_step(dp->t->qts, 5000000);
+            dp_wait_counter(dp, QHCA_CNT_RETRIES, n + 1);
+        }
+        dp_no_cqe(dp, cq);
+        qtest_clock_step(dp->t->qts, 5000000);
+        dp_expect(dp, cq, a, idx, QHCA_WC_RDMA_WRITE,
+                  QHCA_WC_RETRY_EXC_ERR);
+        g_assert_cmpuint(dp_state(dp, a), ==, QHCA_QPS_ERR);
+        g_assert_cmpuint(dp_counter(dp, QHCA_CNT_ERR_RETRY_EXC), ==, 1);
+        g_free(a);
+        g_free(b);
+        g_free(cq);
+        g_free(mr);
+        dp_stop(dp);
+    }
+}
+
+/* Moving a QP to ERR flushes its WQEs, send and receive, in order. */
+static void test_flush(void)
+{
+    Dp *dp = dp_start(NULL);
+    DpCq *scq = dp_cq(dp, 6);
+    DpCq *rcq = dp_cq(dp, 6);
+    DpQp *qp = dp_qp(dp, scq, rcq);
+    struct qhca_sq_wqe w = dp_wqe(10, QHCA_WR_SEND, 0, 0);
+    struct qhca_cqe cqe;
+    int i;
+
+    /* In INIT receives are taken, sends wait. */
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    for (i = 0; i < 3; i++) {
+        dp_post_recv(dp, qp, 20 + i, NULL, 0);
+        w.wr_id = cpu_to_le64(10 + i);
+        dp_post_send(dp, qp, &w, NULL, 0, NULL, 0);
+    }
+    dp_ring_sq(dp, qp);
+    dp_no_cqe(dp, scq);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_ERR, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    for (i = 0; i < 3; i++) {
+        cqe = dp_expect(dp, scq, qp, i, QHCA_WC_SEND, QHCA_WC_WR_FLUSH_ERR);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 10 + i);
+        cqe = dp_expect(dp, rcq, qp, i, QHCA_WC_RECV, QHCA_WC_WR_FLUSH_ERR);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 20 + i);
+    }
+    dp_no_cqe(dp, scq);
+    dp_no_cqe(dp, rcq);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_ERR_WR_FLUSH), ==, 6);
+
+    /* RESET forgets everything; doorbells in RESET are ignored. */
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RESET, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    qp->sq_pi = 0;
+    qp->rq_pi = 0;
+    dp_post_recv(dp, qp, 30, NULL, 0);
+    g_assert_cmpuint(qt_rd(dp->t, QHCA_REG_ERROR), ==, 0);
+    g_assert_cmpuint(dp_query_qp(dp, qp).rq_ci, ==, 0);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_ERR, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    dp_no_cqe(dp, rcq);
+    /* Destroy discards without completions. */
+    dp_post_recv(dp, qp, 31, NULL, 0);
+    cqe = dp_cqe(dp, rcq);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 30);
+    g_assert_cmpuint(qt_handle_cmd(dp->t, QHCA_CMD_DESTROY_QP, qp->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_free(qp);
+    g_free(scq);
+    g_free(rcq);
+    dp_stop(dp);
+}
+
+/* Doorbells that are refused, and a device that survives them. */
+static void test_bad_doorbells(void)
+{
+    DpPair p = dp_pair(",max-uars=4");
+    Dp *dp = p.dp;
+    QhcaTest *t = dp->t;
+    uint32_t uar2;
+    uint64_t page = dp->uar * QHCA_DB_PAGE_SIZE;
+    struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
+    struct qhca_stats st;
+
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &uar2), ==,
+                     QHCA_AQ_SUCCESS);
+    /* No such QP or CQ. */
+    qpci_io_writel(t->dev, t->bar2, page + QHCA_DB_SQ, 77 << 16 | 1);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_BAD_DOORBELL);
+    qpci_io_writel(t->dev, t->bar2, page + QHCA_DB_CQ_ARM, 9 << 16);
+    /* The page of another UAR. */
+    qpci_io_writel(t->dev, t->bar2, uar2 * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ,
+                   p.a->qpn << 16 | 1);
+    qpci_io_writel(t->dev, t->bar2, uar2 * QHCA_DB_PAGE_SIZE +
+                   QHCA_DB_CQ_ARM_SOL, p.cq_a->cqn << 16);
+    /* Indices further than the rings hold (16 entries). */
+    qpci_io_writel(t->dev, t->bar2, page + QHCA_DB_SQ, p.a->qpn << 16 | 17);
+    qpci_io_writel(t->dev, t->bar2, page + QHCA_DB_RQ,
+                   p.a->qpn << 16 | 0xffff);
+    qpci_io_writel(t->dev, t->bar2, page + QHCA_DB_CQ_ARM,
+                   p.cq_a->cqn << 16 | 5);
+    g_usleep(20000);
+    dp_no_cqe(dp, p.cq_a);
+    st = qt_stats(t);
+    g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 7);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_BAD_DOORBELLS), ==, 7);
+    g_assert_cmpuint(dp_state(dp, p.a), ==, QHCA_QPS_RTS);
+
+    /* The QP still works. */
+    dp_post_recv(dp, p.b, 1, NULL, 0);
+    dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    dp_expect(dp, p.cq_a, p.a, 0, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    dp_expect(dp, p.cq_b, p.b, 0, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    dp_pair_free(&p);
+}
+
+/* Arming: events for the next CQE, at once if one is there, solicited. */
+static void test_cq_arm(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
+    struct qhca_cqe cqe;
+
+    g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
+    dp_arm(dp, p.cq_b, false);
+    g_usleep(10000);
+    g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
+    dp_post_recv(dp, p.b, 1, NULL, 0);
+    dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    dp_expect_event(dp, QHCA_EVENT_COMPLETION, p.cq_b->cqn);
+    /* One event per arm. */
+    dp_post_recv(dp, p.b, 2, NULL, 0);
+    dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    dp_cqe(dp, p.cq_a);
+    dp_cqe(dp, p.cq_a);
+    g_usleep(10000);
+    g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
+
+    /* Arming with CQEs not yet consumed fires at once. */
+    dp_arm(dp, p.cq_b, false);
+    dp_expect_event(dp, QHCA_EVENT_COMPLETION, p.cq_b->cqn);
+    dp_cqe(dp, p.cq_b);
+    dp_cqe(dp, p.cq_b);
+
+    /* ARM_SOL: an unsolicited receive does not fire, a solicited one does. */
+    dp_arm(dp, p.cq_b, true);
+    dp_post_recv(dp, p.b, 3, NULL, 0);
+    dp_post_recv(dp, p.b, 4, NULL, 0);
+    dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    cqe = dp_cqe(dp, p.cq_b);
+    g_assert_cmpuint(cqe.flags, ==, 0);
+    g_usleep(10000);
+    g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
+    w.flags |= QHCA_WQE_F_SOLICITED;
+    dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    dp_expect_event(dp, QHCA_EVENT_COMPLETION, p.cq_b->cqn);
+    cqe = dp_cqe(dp, p.cq_b);
+    g_assert_cmpuint(cqe.flags, ==, QHCA_CQE_F_SOLICITED);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_COMPLETION_EVENTS), ==, 3);
+    dp_pair_free(&p);
+}
+
+/* A CQ that overruns: CQ_ERROR, the QP to ERR, no CQE overwritten. */
+static void test_cq_overrun(void)
+{
+    Dp *dp = dp_start(NULL);
+    DpCq *small = dp_cq(dp, 1);
+    DpCq *cq = dp_cq(dp, 6);
+    DpQp *a = dp_qp(dp, small, small);
+    DpQp *b = dp_qp(dp, cq, cq);
+    struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
+    struct qhca_cqe cqe;
+    int i;
+
+    dp_connect(dp, a, b);
+    for (i = 0; i < 3; i++) {
+        dp_post_recv(dp, b, i, NULL, 0);
+        w.wr_id = cpu_to_le64(i);
+        dp_post_send(dp, a, &w, NULL, 0, NULL, 0);
+    }
+    dp_ring_sq(dp, a);
+    dp_expect_event(dp, QHCA_EVENT_CQ_ERROR, small->cqn);
+    g_assert_cmpuint(dp_state(dp, a), ==, QHCA_QPS_ERR);
+    /* The two CQEs that fit are intact. */
+    for (i = 0; i < 2; i++) {
+        cqe = dp_cqe(dp, small);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, i);
+        g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
+    }
+    dp_no_cqe(dp, small);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_CQ_OVERRUNS), ==, 1);
+    g_free(a);
+    g_free(b);
+    g_free(small);
+    g_free(cq);
+    dp_stop(dp);
+}
+
+/* A reset in the middle of everything leaves nothing behind. */
+static void test_dp_reset(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    DpMr *mr = dp_mr(dp, 8192, QHCA_ACCESS_LOCAL_WRITE |
+                     QHCA_ACCESS_REMOTE_READ);
+    struct qhca_sge sge = dp_sge(mr, 0, 8192);
+    struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_RDMA_READ, 0, 1);
+    int i;
+
+    w.remote_addr = cpu_to_le64(mr->iova);
+    w.rkey = cpu_to_le32(mr->key);
+    for (i = 0; i < 10; i++) {
+        dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+    }
+    dp_ring_sq(dp, p.a);
+    qt_enable(dp->t, 5);
+    qt_assert_objects(dp->t, 0, 0, 0);
+    dp_assert_dp_objects(dp, 0, 0, 0);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 0);
+    g_free(mr);
+    dp_pair_free(&p);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
+        g_test_skip("q35 with qhca not available");
+        return g_test_run();
+    }
+
+    qtest_add_func("/qhca/dp/mr", test_mr);
+    qtest_add_func("/qhca/dp/cq", test_cq);
+    qtest_add_func("/qhca/dp/qp-create", test_qp_create);
+    qtest_add_func("/qhca/dp/qp-states", test_qp_states);
+    qtest_add_func("/qhca/dp/write", test_write);
+    qtest_add_func("/qhca/dp/send", test_send);
+    qtest_add_func("/qhca/dp/write-imm", test_write_imm);
+    qtest_add_func("/qhca/dp/read-atomic", test_read_atomic);
+    qtest_add_func("/qhca/dp/many", test_many);
+    qtest_add_func("/qhca/dp/bad/wqe", test_bad_wqe);
+    qtest_add_func("/qhca/dp/bad/lkey", test_bad_lkey);
+    qtest_add_func("/qhca/dp/bad/rkey", test_bad_rkey);
+    qtest_add_func("/qhca/dp/bad/remote", test_remote_errors);
+    qtest_add_func("/qhca/dp/bad/doorbells", test_bad_doorbells);
+    qtest_add_func("/qhca/dp/rnr", test_rnr);
+    qtest_add_func("/qhca/dp/retry", test_retry);
+    qtest_add_func("/qhca/dp/flush", test_flush);
+    qtest_add_func("/qhca/dp/cq-arm", test_cq_arm);
+    qtest_add_func("/qhca/dp/cq-overrun", test_cq_overrun);
+    qtest_add_func("/qhca/dp/reset", test_dp_reset);
+
+    return g_test_run();
+}
