@@ -13,18 +13,25 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/spinlock.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "qhca_hw.h"
 
 #define DRV_MODULE_NAME "qhca"
 
-/* MSI-X vectors: the admin queue's completions and the async EQ. */
+/*
+ * MSI-X vectors: the admin queue's completions, the async EQ, then one
+ * vector per completion EQ.
+ */
 enum qhca_msix_vector {
 	QHCA_VEC_ADMIN,
 	QHCA_VEC_ASYNC_EQ,
-	QHCA_NUM_VECS,
+	QHCA_VEC_COMP_BASE,
 };
+
+/* At least one completion EQ. */
+#define QHCA_MIN_VECS		(QHCA_VEC_COMP_BASE + 1)
 
 /*
  * The admin queue.  Commands are issued one at a time under @cmd_lock; the
@@ -58,16 +65,33 @@ struct qhca_admin {
 	struct completion done;
 };
 
-/* The asynchronous event queue: port and device events. */
+/*
+ * An event queue: the async EQ (port, device, CQ and QP errors) or one of
+ * the completion EQs.  Both dispatch whatever type they receive.
+ */
 struct qhca_eq {
+	struct qhca_dev *dev;
 	struct qhca_eqe *ring;
 	dma_addr_t dma;
 	u32 depth;
 	u32 eqn;
+	u16 vector;			/* MSI-X vector */
 	int irq;			/* Linux IRQ, 0 while not requested */
+	char name[32];			/* the IRQ's name */
 	spinlock_t lock;		/* consumer state below */
 	u32 cons;
 	u8 phase;
+};
+
+/*
+ * The kernel's doorbell page, for the CQs and QPs of kernel consumers.  It
+ * exists while such an object does, so an idle device holds no UAR.
+ */
+struct qhca_kuar {
+	struct mutex lock;		/* @users and the page */
+	unsigned int users;
+	u32 index;
+	void __iomem *db;
 };
 
 struct qhca_dev {
@@ -80,9 +104,18 @@ struct qhca_dev {
 
 	struct qhca_admin aq;
 	int admin_irq;
-	struct qhca_eq eq;
+	struct qhca_eq eq;		/* async events */
+	struct qhca_eq *ceqs;		/* completion events */
+	u32 num_ceqs;
 	/* Set once ib_register_device() succeeded: events may be dispatched. */
 	bool registered;
+
+	struct qhca_kuar kuar;
+	/* CQs and QPs by number, for events and kernel completions. */
+	struct xarray cqs;
+	struct xarray qps;
+	/* The low byte of the next MR's keys. */
+	atomic_t mr_key;
 
 	/* Cached at probe; the device's attributes do not change. */
 	struct qhca_device_attr attr;
@@ -92,13 +125,31 @@ struct qhca_dev {
 struct qhca_ucontext {
 	struct ib_ucontext ibucontext;
 	struct rdma_user_mmap_entry *db_entry;
+	u32 uar_index;
 };
 
-/* The mmap entry owns the UAR: the page is freed when no mapping is left. */
+/* DMA-coherent memory the device reads or writes: rings and page lists. */
+struct qhca_dma_buf {
+	void *va;
+	dma_addr_t dma;
+	size_t size;
+};
+
+enum qhca_mmap_type {
+	QHCA_MMAP_DB_PAGE,		/* a UAR's doorbell page in BAR 2 */
+	QHCA_MMAP_RING,			/* a CQ, SQ or RQ ring in RAM */
+};
+
+/*
+ * An mmap entry owns what it maps: the UAR, or the ring's memory, which
+ * is freed only when the last mapping is gone (qhca_mmap_free()).
+ */
 struct qhca_user_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
-	phys_addr_t address;
-	u32 uar_index;
+	enum qhca_mmap_type type;
+	phys_addr_t address;		/* DB_PAGE: the page in BAR 2 */
+	u32 uar_index;			/* DB_PAGE */
+	struct qhca_dma_buf buf;	/* RING */
 };
 
 struct qhca_pd {
@@ -106,9 +157,85 @@ struct qhca_pd {
 	u32 pdn;
 };
 
+struct qhca_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;		/* user MRs */
+	u32 index;
+};
+
+struct qhca_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	u32 depth;			/* entries, a power of two */
+	struct qhca_eq *eq;
+	/*
+	 * Ring, then the consumer record, in one allocation.  A user CQ's
+	 * mmap entry owns it (@buf is a copy); a kernel CQ owns it.
+	 */
+	struct qhca_dma_buf buf;
+	struct qhca_cqe *ring;
+	__le32 *dbrec;
+	struct rdma_user_mmap_entry *mmap_entry;
+	bool kernel;			/* a kernel consumer's CQ */
+
+	/* Kernel CQs: the consumer side. */
+	void __iomem *db;		/* the kernel UAR page */
+	spinlock_t lock;		/* @cons and polling */
+	u32 cons;			/* free-running consumer index */
+};
+
+/* One work queue (SQ or RQ) of a QP. */
+struct qhca_wq {
+	struct qhca_dma_buf buf;	/* owned as qhca_cq.buf is */
+	struct rdma_user_mmap_entry *mmap_entry;
+	u32 depth;			/* WQEs, a power of two */
+	u32 stride_log2;
+	u32 max_sge;
+
+	/* Kernel QPs: the producer side. */
+	spinlock_t lock;		/* @head, @tail and the ring */
+	u32 head;			/* free-running: WQEs posted */
+	u32 tail;			/* free-running: WQEs completed */
+};
+
+struct qhca_qp {
+	struct ib_qp ibqp;
+	struct qhca_wq sq;
+	struct qhca_wq rq;
+	u32 max_inline;
+	bool sq_sig_all;
+	bool kernel;			/* a kernel consumer's QP */
+	void __iomem *db;		/* kernel QPs: the kernel UAR page */
+
+	/*
+	 * What the driver last set, for query_qp and for the checks of the
+	 * next modify_qp; the device moves a QP to ERR on its own.
+	 */
+	struct mutex state_lock;	/* modify_qp and the fields below */
+	enum ib_qp_state state;
+	u16 dlid;
+	u8 sl;
+	enum ib_mtu path_mtu;
+};
+
 static inline struct qhca_dev *to_qdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct qhca_dev, ibdev);
+}
+
+static inline struct qhca_mr *to_qmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct qhca_mr, ibmr);
+}
+
+static inline struct qhca_cq *to_qcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct qhca_cq, ibcq);
+}
+
+static inline struct qhca_qp *to_qqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct qhca_qp, ibqp);
 }
 
 static inline struct qhca_ucontext *to_qucontext(struct ib_ucontext *uctx)
@@ -125,6 +252,27 @@ to_qmmap(struct rdma_user_mmap_entry *entry)
 static inline struct qhca_pd *to_qpd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct qhca_pd, ibpd);
+}
+
+/*
+ * Read a request from user space by the ABI's rules: a shorter one reads
+ * as if zero-extended, a longer one is accepted only if the excess is zero.
+ * @req must be zeroed by the caller.
+ */
+static inline int qhca_udata_get_req(struct ib_udata *udata, void *req,
+				     size_t len)
+{
+	if (udata->inlen > len &&
+	    !ib_is_udata_cleared(udata, len, udata->inlen - len))
+		return -EINVAL;
+	return ib_copy_from_udata(req, udata, min(len, udata->inlen));
+}
+
+/* Write a response: at most what user space offered room for. */
+static inline int qhca_udata_put_resp(struct ib_udata *udata,
+				      void *resp, size_t len)
+{
+	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
 }
 
 /* qhca_hw.c: registers, reset and enable. */
@@ -164,10 +312,86 @@ int qhca_cmd_create_eq(struct qhca_dev *dev, dma_addr_t base, u8 depth_log2,
 int qhca_cmd_destroy_eq(struct qhca_dev *dev, u32 eqn);
 int qhca_cmd_query_stats(struct qhca_dev *dev, struct qhca_stats *stats);
 
-/* qhca_eq.c: the async event queue. */
-int qhca_eq_create(struct qhca_dev *dev);
-void qhca_eq_stop(struct qhca_dev *dev);
-void qhca_eq_free(struct qhca_dev *dev);
+int qhca_cmd_reg_mr(struct qhca_dev *dev, const struct qhca_cmd_reg_mr *cmd,
+		    u32 *index);
+int qhca_cmd_dereg_mr(struct qhca_dev *dev, u32 index);
+int qhca_cmd_create_cq(struct qhca_dev *dev,
+		       const struct qhca_cmd_create_cq *cmd, u32 *cqn);
+int qhca_cmd_destroy_cq(struct qhca_dev *dev, u32 cqn);
+int qhca_cmd_create_qp(struct qhca_dev *dev,
+		       const struct qhca_cmd_create_qp *cmd, u32 *qpn);
+int qhca_cmd_modify_qp(struct qhca_dev *dev,
+		       const struct qhca_cmd_modify_qp *cmd);
+int qhca_cmd_query_qp(struct qhca_dev *dev, u32 qpn, struct qhca_qp_attr *attr);
+int qhca_cmd_destroy_qp(struct qhca_dev *dev, u32 qpn);
+int qhca_cmd_query_counters(struct qhca_dev *dev,
+			    struct qhca_counters *counters);
+
+/* qhca_eq.c: the async and the completion event queues. */
+int qhca_eqs_create(struct qhca_dev *dev, u32 num_ceqs);
+void qhca_eqs_sync(struct qhca_dev *dev);
+void qhca_eqs_stop(struct qhca_dev *dev);
+void qhca_eqs_free(struct qhca_dev *dev);
+
+/* qhca_uar.c: the kernel's doorbell page. */
+void qhca_kuar_init(struct qhca_dev *dev);
+int qhca_kuar_get(struct qhca_dev *dev);
+void qhca_kuar_put(struct qhca_dev *dev);
+
+/* qhca_buf.c: DMA-coherent queue memory. */
+int qhca_dma_buf_alloc(struct qhca_dev *dev, struct qhca_dma_buf *buf,
+		       size_t size);
+void qhca_dma_buf_free(struct qhca_dev *dev, struct qhca_dma_buf *buf);
+
+/* qhca_mmap.c: what user space maps, the mmap and mmap_free ops. */
+struct rdma_user_mmap_entry *
+qhca_mmap_insert_db_page(struct qhca_dev *dev, struct ib_ucontext *uctx,
+			 u32 uar_index);
+struct rdma_user_mmap_entry *
+qhca_mmap_insert_ring(struct qhca_dev *dev, struct ib_ucontext *uctx,
+		      struct qhca_dma_buf *buf);
+void qhca_mmap_remove_ring(struct rdma_user_mmap_entry *rdma_entry,
+			   bool device_done);
+int qhca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
+void qhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+
+/* qhca_mr.c: memory regions. */
+struct ib_mr *qhca_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata);
+int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* qhca_cq.c: completion queues. */
+int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs);
+int qhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int qhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int qhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void qhca_cq_event(struct qhca_dev *dev, u32 cqn, u8 type);
+
+/* qhca_qp.c: queue pairs. */
+int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		   struct ib_udata *udata);
+int qhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int qhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init_attr);
+int qhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void qhca_qp_event(struct qhca_dev *dev, u32 qpn, u8 type);
+
+/* qhca_wr.c: kernel consumers' work requests. */
+int qhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int qhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+void qhca_wq_retire(struct qhca_wq *wq, u16 wqe_idx);
+
+/* qhca_stats.c: the port's hw counters. */
+struct rdma_hw_stats *qhca_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port_num);
+int qhca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port_num, int index);
 
 /* qhca_verbs.c: the ib_device. */
 int qhca_ib_register(struct qhca_dev *dev);

@@ -19,7 +19,7 @@
 
 /* 32 entries: more than enough for one command at a time. */
 #define QHCA_AQ_DEPTH_LOG2	5
-/* Large enough for every response of the interface (the largest is 160). */
+/* Large enough for every response of the interface (the largest is 256). */
 #define QHCA_AQ_RESP_SIZE	256
 #define QHCA_AQ_TIMEOUT_MS	5000
 #define QHCA_AQ_POLL_MS		10
@@ -27,6 +27,8 @@
 static_assert(sizeof(struct qhca_device_attr) <= QHCA_AQ_RESP_SIZE);
 static_assert(sizeof(struct qhca_port_attr) <= QHCA_AQ_RESP_SIZE);
 static_assert(sizeof(struct qhca_stats) <= QHCA_AQ_RESP_SIZE);
+static_assert(sizeof(struct qhca_qp_attr) <= QHCA_AQ_RESP_SIZE);
+static_assert(sizeof(struct qhca_counters) <= QHCA_AQ_RESP_SIZE);
 
 static int qhca_aq_status_to_errno(u8 status)
 {

@@ -77,3 +77,61 @@ int qhca_cmd_query_stats(struct qhca_dev *dev, struct qhca_stats *stats)
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_QUERY_STATS, NULL, 0,
 			       stats, sizeof(*stats), NULL);
 }
+
+int qhca_cmd_reg_mr(struct qhca_dev *dev, const struct qhca_cmd_reg_mr *cmd,
+		    u32 *index)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_REG_MR, cmd, sizeof(*cmd),
+			       NULL, 0, index);
+}
+
+int qhca_cmd_dereg_mr(struct qhca_dev *dev, u32 index)
+{
+	return qhca_cmd_free(dev, QHCA_CMD_DEREG_MR, index);
+}
+
+int qhca_cmd_create_cq(struct qhca_dev *dev,
+		       const struct qhca_cmd_create_cq *cmd, u32 *cqn)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_CREATE_CQ, cmd, sizeof(*cmd),
+			       NULL, 0, cqn);
+}
+
+int qhca_cmd_destroy_cq(struct qhca_dev *dev, u32 cqn)
+{
+	return qhca_cmd_free(dev, QHCA_CMD_DESTROY_CQ, cqn);
+}
+
+int qhca_cmd_create_qp(struct qhca_dev *dev,
+		       const struct qhca_cmd_create_qp *cmd, u32 *qpn)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_CREATE_QP, cmd, sizeof(*cmd),
+			       NULL, 0, qpn);
+}
+
+int qhca_cmd_modify_qp(struct qhca_dev *dev,
+		       const struct qhca_cmd_modify_qp *cmd)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_MODIFY_QP, cmd, sizeof(*cmd),
+			       NULL, 0, NULL);
+}
+
+int qhca_cmd_query_qp(struct qhca_dev *dev, u32 qpn, struct qhca_qp_attr *attr)
+{
+	struct qhca_cmd_handle cmd = { .handle = cpu_to_le32(qpn) };
+
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_QUERY_QP, &cmd, sizeof(cmd),
+			       attr, sizeof(*attr), NULL);
+}
+
+int qhca_cmd_destroy_qp(struct qhca_dev *dev, u32 qpn)
+{
+	return qhca_cmd_free(dev, QHCA_CMD_DESTROY_QP, qpn);
+}
+
+int qhca_cmd_query_counters(struct qhca_dev *dev,
+			    struct qhca_counters *counters)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_QUERY_COUNTERS, NULL, 0,
+			       counters, sizeof(*counters), NULL);
+}

@@ -1,22 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * qhca asynchronous event queue: port state changes and fatal errors,
- * turned into ib_core events.
+ * qhca event queues.  The async EQ carries port state changes, fatal
+ * errors and CQ and QP errors; each completion EQ, on an MSI-X vector of
+ * its own, carries the completion events of the CQs bound to it.  Every
+ * event becomes an ib_core event or a CQ's completion handler call.
  */
 
 #include <linux/bitfield.h>
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
+#include <linux/log2.h>
 
 #include "qhca.h"
 
-/* Port events are rare: 64 entries leave plenty of slack. */
-#define QHCA_ASYNC_EQ_DEPTH_LOG2	6
-#define QHCA_ASYNC_EQ_EVENTS		(BIT(QHCA_EVENT_PORT_ACTIVE) | \
-					 BIT(QHCA_EVENT_PORT_DOWN) | \
-					 BIT(QHCA_EVENT_DEVICE_FATAL))
+#define QHCA_ASYNC_EQ_EVENTS	(BIT(QHCA_EVENT_PORT_ACTIVE) | \
+				 BIT(QHCA_EVENT_PORT_DOWN) | \
+				 BIT(QHCA_EVENT_DEVICE_FATAL) | \
+				 BIT(QHCA_EVENT_CQ_ERROR) | \
+				 BIT(QHCA_EVENT_QP_FATAL) | \
+				 BIT(QHCA_EVENT_QP_REQ_ERR) | \
+				 BIT(QHCA_EVENT_QP_ACCESS_ERR))
+#define QHCA_COMP_EQ_EVENTS	BIT(QHCA_EVENT_COMPLETION)
 
-static void qhca_eq_dispatch(struct qhca_dev *dev, u8 type, u32 data)
+/* Room for a few port events beside the per-object ones. */
+#define QHCA_ASYNC_EQ_SLACK	64
+
+static void qhca_eq_port_event(struct qhca_dev *dev, u8 type, u32 data)
 {
 	struct ib_event event = { .device = &dev->ibdev };
 
@@ -34,13 +43,10 @@ static void qhca_eq_dispatch(struct qhca_dev *dev, u8 type, u32 data)
 		event.element.port_num = data;
 		break;
 	case QHCA_EVENT_DEVICE_FATAL:
+	default:
 		dev_err(&dev->pdev->dev, "device reported a fatal error\n");
 		event.event = IB_EVENT_DEVICE_FATAL;
 		break;
-	default:
-		dev_warn_ratelimited(&dev->pdev->dev,
-				     "unexpected event type %u\n", type);
-		return;
 	}
 
 	/*
@@ -51,9 +57,33 @@ static void qhca_eq_dispatch(struct qhca_dev *dev, u8 type, u32 data)
 		ib_dispatch_event(&event);
 }
 
-static void qhca_eq_process(struct qhca_dev *dev)
+static void qhca_eq_dispatch(struct qhca_dev *dev, u8 type, u32 data)
 {
-	struct qhca_eq *eq = &dev->eq;
+	switch (type) {
+	case QHCA_EVENT_PORT_ACTIVE:
+	case QHCA_EVENT_PORT_DOWN:
+	case QHCA_EVENT_DEVICE_FATAL:
+		qhca_eq_port_event(dev, type, data);
+		break;
+	case QHCA_EVENT_COMPLETION:
+	case QHCA_EVENT_CQ_ERROR:
+		qhca_cq_event(dev, data, type);
+		break;
+	case QHCA_EVENT_QP_FATAL:
+	case QHCA_EVENT_QP_REQ_ERR:
+	case QHCA_EVENT_QP_ACCESS_ERR:
+		qhca_qp_event(dev, data, type);
+		break;
+	default:
+		dev_warn_ratelimited(&dev->pdev->dev,
+				     "unexpected event type %u\n", type);
+		break;
+	}
+}
+
+static void qhca_eq_process(struct qhca_eq *eq)
+{
+	struct qhca_dev *dev = eq->dev;
 	unsigned long flags;
 	bool consumed = false;
 	u32 n;
@@ -87,33 +117,40 @@ static irqreturn_t qhca_eq_irq(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
-/*
- * Create the async EQ.  On failure the ring stays allocated: the device may
- * still own it, so the caller frees it with qhca_eq_free() after a reset.
- */
-int qhca_eq_create(struct qhca_dev *dev)
+/* The depth for @entries events, within what the device allows. */
+static u32 qhca_eq_depth_log2(struct qhca_dev *dev, u32 entries)
 {
-	struct qhca_eq *eq = &dev->eq;
-	struct device *d = &dev->pdev->dev;
-	u32 depth_log2 = QHCA_ASYNC_EQ_DEPTH_LOG2;
-	int irq, err;
+	u32 depth_log2 = order_base_2(max(entries, 2U));
 
 	/* max_eqe bounds the depth; the spec asks for at least 2 entries. */
 	while (depth_log2 > QHCA_EQ_MIN_DEPTH_LOG2 &&
-	       BIT(depth_log2) > le32_to_cpu(dev->attr.max_eqe))
+	       BIT_ULL(depth_log2) > le32_to_cpu(dev->attr.max_eqe))
 		depth_log2--;
+	return depth_log2;
+}
 
-	memset(eq, 0, sizeof(*eq));
+/*
+ * Create one EQ.  On failure the ring stays allocated: the device may
+ * still own it, so the caller frees it with qhca_eqs_free() after a reset.
+ */
+static int qhca_eq_setup(struct qhca_dev *dev, struct qhca_eq *eq,
+			 u16 vector, u32 depth_log2, u32 event_mask)
+{
+	struct device *d = &dev->pdev->dev;
+	int irq, err;
+
+	eq->dev = dev;
 	spin_lock_init(&eq->lock);
 	eq->depth = BIT(depth_log2);
 	eq->phase = QHCA_EQE_FLAGS_PHASE;
+	eq->vector = vector;
 	eq->ring = dma_alloc_coherent(d, eq->depth * sizeof(*eq->ring),
 				      &eq->dma, GFP_KERNEL);
 	if (!eq->ring)
 		return -ENOMEM;
 
-	err = qhca_cmd_create_eq(dev, eq->dma, depth_log2, QHCA_VEC_ASYNC_EQ,
-				 QHCA_ASYNC_EQ_EVENTS, &eq->eqn);
+	err = qhca_cmd_create_eq(dev, eq->dma, depth_log2, vector, event_mask,
+				 &eq->eqn);
 	if (err) {
 		dev_err(d, "CREATE_EQ failed: %d\n", err);
 		return err;
@@ -129,12 +166,16 @@ int qhca_eq_create(struct qhca_dev *dev)
 	 * Request the IRQ only now that the EQ number for the doorbell is
 	 * known; an event already written is consumed right after.
 	 */
-	irq = pci_irq_vector(dev->pdev, QHCA_VEC_ASYNC_EQ);
-	err = request_irq(irq, qhca_eq_irq, 0, "qhca-async", dev);
+	irq = pci_irq_vector(dev->pdev, vector);
+	if (irq < 0) {
+		err = irq;
+		goto err_destroy;
+	}
+	err = request_irq(irq, qhca_eq_irq, 0, eq->name, eq);
 	if (err)
 		goto err_destroy;
 	eq->irq = irq;
-	qhca_eq_process(dev);
+	qhca_eq_process(eq);
 	return 0;
 
 err_destroy:
@@ -143,28 +184,109 @@ err_destroy:
 }
 
 /* Stop event delivery and destroy the EQ; the ring stays until reset. */
-void qhca_eq_stop(struct qhca_dev *dev)
+static void qhca_eq_stop(struct qhca_dev *dev, struct qhca_eq *eq)
 {
-	struct qhca_eq *eq = &dev->eq;
 	int err;
 
 	if (!eq->irq)
 		return;
-	free_irq(eq->irq, dev);
+	free_irq(eq->irq, eq);
 	eq->irq = 0;
 	err = qhca_cmd_destroy_eq(dev, eq->eqn);
 	if (err)
-		dev_warn(&dev->pdev->dev, "DESTROY_EQ failed: %d\n", err);
+		dev_warn(&dev->pdev->dev, "DESTROY_EQ %u failed: %d\n",
+			 eq->eqn, err);
 }
 
-/* Free the ring: after DESTROY_EQ or a device reset. */
-void qhca_eq_free(struct qhca_dev *dev)
+static void qhca_eq_free(struct qhca_dev *dev, struct qhca_eq *eq)
 {
-	struct qhca_eq *eq = &dev->eq;
-
 	if (!eq->ring)
 		return;
 	dma_free_coherent(&dev->pdev->dev, eq->depth * sizeof(*eq->ring),
 			  eq->ring, eq->dma);
 	eq->ring = NULL;
+}
+
+/**
+ * qhca_eqs_create - create the async EQ and @num_ceqs completion EQs
+ * @dev: the device
+ * @num_ceqs: completion EQs, one per MSI-X vector from QHCA_VEC_COMP_BASE
+ *
+ * On failure the EQs that were created are stopped again; the caller
+ * resets the device and frees the rings with qhca_eqs_free().
+ */
+int qhca_eqs_create(struct qhca_dev *dev, u32 num_ceqs)
+{
+	u32 max_cq = le32_to_cpu(dev->attr.max_cq);
+	u32 max_qp = le32_to_cpu(dev->attr.max_qp);
+	u32 async_log2, comp_log2, i;
+	int err;
+
+	dev->ceqs = kcalloc(num_ceqs, sizeof(*dev->ceqs), GFP_KERNEL);
+	if (!dev->ceqs)
+		return -ENOMEM;
+	dev->num_ceqs = num_ceqs;
+
+	/*
+	 * Each CQ and each QP reports at most one error before it is reset;
+	 * an armed CQ has at most one completion event in flight, and one
+	 * more once re-armed before the EQ doorbell moved.  Sized for that,
+	 * the device never has to drop an event.
+	 */
+	async_log2 = qhca_eq_depth_log2(dev, min_t(u64, (u64)max_cq + max_qp +
+						   QHCA_ASYNC_EQ_SLACK, U32_MAX));
+	comp_log2 = qhca_eq_depth_log2(dev, min_t(u64, 2ULL * max_cq, U32_MAX));
+
+	strscpy(dev->eq.name, "qhca-async", sizeof(dev->eq.name));
+	err = qhca_eq_setup(dev, &dev->eq, QHCA_VEC_ASYNC_EQ, async_log2,
+			    QHCA_ASYNC_EQ_EVENTS);
+	if (err)
+		return err;
+
+	for (i = 0; i < num_ceqs; i++) {
+		struct qhca_eq *eq = &dev->ceqs[i];
+
+		snprintf(eq->name, sizeof(eq->name), "qhca-comp%u", i);
+		err = qhca_eq_setup(dev, eq, QHCA_VEC_COMP_BASE + i, comp_log2,
+				    QHCA_COMP_EQ_EVENTS);
+		if (err) {
+			qhca_eqs_stop(dev);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Wait for the event handlers that are running. */
+void qhca_eqs_sync(struct qhca_dev *dev)
+{
+	u32 i;
+
+	if (dev->eq.irq)
+		synchronize_irq(dev->eq.irq);
+	for (i = 0; i < dev->num_ceqs; i++)
+		if (dev->ceqs[i].irq)
+			synchronize_irq(dev->ceqs[i].irq);
+}
+
+void qhca_eqs_stop(struct qhca_dev *dev)
+{
+	u32 i;
+
+	for (i = 0; i < dev->num_ceqs; i++)
+		qhca_eq_stop(dev, &dev->ceqs[i]);
+	qhca_eq_stop(dev, &dev->eq);
+}
+
+/* Free the rings: after DESTROY_EQ or a device reset. */
+void qhca_eqs_free(struct qhca_dev *dev)
+{
+	u32 i;
+
+	for (i = 0; i < dev->num_ceqs; i++)
+		qhca_eq_free(dev, &dev->ceqs[i]);
+	qhca_eq_free(dev, &dev->eq);
+	kfree(dev->ceqs);
+	dev->ceqs = NULL;
+	dev->num_ceqs = 0;
 }

@@ -3,7 +3,7 @@
  * qhca: driver for the qhca emulated InfiniBand HCA (QEMU -device qhca).
  *
  * PCI probe and remove: bring the device up (reset, admin queue, enable),
- * read its attributes, create the async EQ and register the ib_device.
+ * read its attributes, create the event queues and register the ib_device.
  */
 
 #include <linux/dma-mapping.h>
@@ -63,12 +63,37 @@ static int qhca_check_limits(struct qhca_dev *dev)
 	}
 
 	vectors = qhca_reg_read(dev->regs, QHCA_REG_MSIX_VECTORS);
-	if (vectors < QHCA_NUM_VECS) {
+	if (vectors < QHCA_MIN_VECS) {
 		dev_err(d, "%u MSI-X vectors, need %d\n", vectors,
-			QHCA_NUM_VECS);
+			QHCA_MIN_VECS);
 		return -ENODEV;
 	}
 	return 0;
+}
+
+/*
+ * The admin and async vectors, then one completion vector per CPU as far
+ * as the device has them; the PCI core spreads those over the CPUs.
+ */
+static int qhca_alloc_vectors(struct qhca_dev *dev)
+{
+	struct irq_affinity affd = { .pre_vectors = QHCA_VEC_COMP_BASE };
+	u32 max = qhca_reg_read(dev->regs, QHCA_REG_MSIX_VECTORS);
+
+	max = min(max, QHCA_VEC_COMP_BASE + num_online_cpus());
+	return pci_alloc_irq_vectors_affinity(dev->pdev, QHCA_MIN_VECS, max,
+					      PCI_IRQ_MSIX | PCI_IRQ_AFFINITY,
+					      &affd);
+}
+
+/* Completion EQs: one per completion vector, within the device's EQs. */
+static u32 qhca_num_ceqs(struct qhca_dev *dev, int vectors)
+{
+	u32 max_eq = le32_to_cpu(dev->attr.max_eq);
+	u32 n = vectors - QHCA_VEC_COMP_BASE;
+
+	/* The async EQ takes one of max_eq. */
+	return max_eq > 1 ? min(n, max_eq - 1) : 0;
 }
 
 /* The attributes carry one port, one GID and one P_Key. */
@@ -115,7 +140,7 @@ static void qhca_teardown_admin(struct qhca_dev *dev)
 static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct qhca_dev *dev;
-	int err;
+	int vectors, err;
 
 	err = pcim_enable_device(pdev);
 	if (err)
@@ -130,6 +155,9 @@ static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	dev->pdev = pdev;
 	pci_set_drvdata(pdev, dev);
+	xa_init_flags(&dev->cqs, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
+	qhca_kuar_init(dev);
 
 	err = qhca_map_bars(dev);
 	if (err)
@@ -144,10 +172,11 @@ static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto err_dealloc;
 
-	err = pci_alloc_irq_vectors(pdev, QHCA_NUM_VECS, QHCA_NUM_VECS,
-				    PCI_IRQ_MSIX);
-	if (err < 0)
+	vectors = qhca_alloc_vectors(dev);
+	if (vectors < 0) {
+		err = vectors;
 		goto err_dealloc;
+	}
 
 	err = qhca_setup_admin(dev);
 	if (err)
@@ -166,19 +195,24 @@ static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto err_reset;
 
-	err = qhca_eq_create(dev);
+	if (!qhca_num_ceqs(dev, vectors)) {
+		dev_err(&pdev->dev, "no event queue for completions\n");
+		err = -ENODEV;
+		goto err_reset;
+	}
+	err = qhca_eqs_create(dev, qhca_num_ceqs(dev, vectors));
 	if (err)
 		goto err_reset;
 	err = qhca_ib_register(dev);
 	if (err)
-		goto err_stop_eq;
+		goto err_stop_eqs;
 	return 0;
 
-err_stop_eq:
-	qhca_eq_stop(dev);
+err_stop_eqs:
+	qhca_eqs_stop(dev);
 err_reset:
 	qhca_hw_reset(dev);
-	qhca_eq_free(dev);
+	qhca_eqs_free(dev);
 	qhca_teardown_admin(dev);
 err_free_vectors:
 	pci_free_irq_vectors(pdev);
@@ -193,9 +227,9 @@ static void qhca_remove(struct pci_dev *pdev)
 	struct qhca_dev *dev = pci_get_drvdata(pdev);
 
 	qhca_ib_unregister(dev);
-	qhca_eq_stop(dev);
+	qhca_eqs_stop(dev);
 	qhca_hw_reset(dev);
-	qhca_eq_free(dev);
+	qhca_eqs_free(dev);
 	qhca_teardown_admin(dev);
 	pci_free_irq_vectors(pdev);
 	ib_dealloc_device(&dev->ibdev);

@@ -12,6 +12,9 @@ enum qhca_hw_object {
 	QHCA_OBJ_UARS,
 	QHCA_OBJ_PDS,
 	QHCA_OBJ_EQS,
+	QHCA_OBJ_CQS,
+	QHCA_OBJ_QPS,
+	QHCA_OBJ_MRS,
 };
 
 static ssize_t qhca_hw_object_show(struct device *device, char *buf,
@@ -35,8 +38,17 @@ static ssize_t qhca_hw_object_show(struct device *device, char *buf,
 		count = stats.pds;
 		break;
 	case QHCA_OBJ_EQS:
-	default:
 		count = stats.eqs;
+		break;
+	case QHCA_OBJ_CQS:
+		count = stats.cqs;
+		break;
+	case QHCA_OBJ_QPS:
+		count = stats.qps;
+		break;
+	case QHCA_OBJ_MRS:
+	default:
+		count = stats.mrs;
 		break;
 	}
 	return sysfs_emit(buf, "%u\n", le32_to_cpu(count));
@@ -63,10 +75,34 @@ static ssize_t eqs_show(struct device *device, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(eqs);
 
+static ssize_t cqs_show(struct device *device, struct device_attribute *attr,
+			char *buf)
+{
+	return qhca_hw_object_show(device, buf, QHCA_OBJ_CQS);
+}
+static DEVICE_ATTR_RO(cqs);
+
+static ssize_t qps_show(struct device *device, struct device_attribute *attr,
+			char *buf)
+{
+	return qhca_hw_object_show(device, buf, QHCA_OBJ_QPS);
+}
+static DEVICE_ATTR_RO(qps);
+
+static ssize_t mrs_show(struct device *device, struct device_attribute *attr,
+			char *buf)
+{
+	return qhca_hw_object_show(device, buf, QHCA_OBJ_MRS);
+}
+static DEVICE_ATTR_RO(mrs);
+
 static struct attribute *qhca_hw_objects_attrs[] = {
 	&dev_attr_uars.attr,
 	&dev_attr_pds.attr,
 	&dev_attr_eqs.attr,
+	&dev_attr_cqs.attr,
+	&dev_attr_qps.attr,
+	&dev_attr_mrs.attr,
 	NULL,
 };
 

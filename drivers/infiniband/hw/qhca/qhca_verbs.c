@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * qhca verbs: device and port queries, user contexts with their doorbell
- * page, protection domains, and the ib_device registration.
+ * page, protection domains, and the ib_device registration.  The data path
+ * objects have files of their own (qhca_mr.c, qhca_cq.c, qhca_qp.c).
  */
 
 #include <linux/mm.h>
 #include <linux/overflow.h>
-#include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
 #include <uapi/rdma/qhca-abi.h>
 
@@ -136,10 +136,16 @@ static int qhca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 {
 	const struct qhca_port_attr *a = &to_qdev(ibdev)->port;
 
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_IB;
+	/*
+	 * An InfiniBand port without management datagrams: the device has
+	 * no QP0 or QP1, so ib_mad, the CM and the SA have nothing to use.
+	 * Connections are set up out of band, as ibv_rc_pingpong does.
+	 */
+	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_IB;
 	immutable->gid_tbl_len = le16_to_cpu(a->gid_tbl_len);
 	immutable->pkey_tbl_len = le16_to_cpu(a->pkey_tbl_len);
-	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	/* No MADs, so no MAD size: ib_core checks the two agree. */
+	immutable->max_mad_size = 0;
 	return 0;
 }
 
@@ -156,16 +162,11 @@ static int qhca_alloc_ucontext(struct ib_ucontext *ibuctx,
 	struct qhca_dev *dev = to_qdev(ibuctx->device);
 	struct qhca_ibv_alloc_ucontext_resp resp = {};
 	struct qhca_ibv_alloc_ucontext_req req = {};
-	struct qhca_user_mmap_entry *entry;
 	u32 uar_index;
 	int err;
 
 	/* A newer provider may send more, but only as zeroes. */
-	if (udata->inlen > sizeof(req) &&
-	    !ib_is_udata_cleared(udata, sizeof(req),
-				 udata->inlen - sizeof(req)))
-		return -EINVAL;
-	err = ib_copy_from_udata(&req, udata, min(sizeof(req), udata->inlen));
+	err = qhca_udata_get_req(udata, &req, sizeof(req));
 	if (err)
 		return err;
 	if (req.comp_mask || req.reserved)
@@ -181,29 +182,21 @@ static int qhca_alloc_ucontext(struct ib_ucontext *ibuctx,
 		goto err_dealloc_uar;
 	}
 
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
-	if (!entry) {
-		err = -ENOMEM;
-		goto err_dealloc_uar;
-	}
-	entry->uar_index = uar_index;
-	entry->address = dev->db_bar_start +
-			 (phys_addr_t)uar_index * QHCA_DB_PAGE_SIZE;
-	err = rdma_user_mmap_entry_insert(ibuctx, &entry->rdma_entry,
-					  QHCA_DB_PAGE_SIZE);
-	if (err) {
-		kfree(entry);
+	uctx->db_entry = qhca_mmap_insert_db_page(dev, ibuctx, uar_index);
+	if (IS_ERR(uctx->db_entry)) {
+		err = PTR_ERR(uctx->db_entry);
+		uctx->db_entry = NULL;
 		goto err_dealloc_uar;
 	}
 	/* From here on the entry owns the UAR: qhca_mmap_free() frees it. */
-	uctx->db_entry = &entry->rdma_entry;
+	uctx->uar_index = uar_index;
 
 	resp.uar_index = uar_index;
 	resp.db_mmap_key = rdma_user_mmap_get_offset(uctx->db_entry);
 	resp.db_page_size = QHCA_DB_PAGE_SIZE;
 	resp.max_inline_data = le32_to_cpu(dev->attr.max_inline_data);
 	resp.hw_version = le32_to_cpu(dev->attr.hw_version);
-	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	err = qhca_udata_put_resp(udata, &resp, sizeof(resp));
 	if (err) {
 		rdma_user_mmap_entry_remove(uctx->db_entry);
 		uctx->db_entry = NULL;
@@ -225,51 +218,13 @@ static void qhca_dealloc_ucontext(struct ib_ucontext *ibuctx)
 }
 
 /*
- * On device removal ib_core zaps the doorbell mappings and then destroys the
- * context as usual; there is nothing else to detach.  Providing this lets
- * the device go away while processes still hold contexts.
+ * On device removal ib_core zaps the doorbell and ring mappings and then
+ * destroys the context's objects and the context as usual; there is nothing
+ * else to detach.  Providing this lets the device go away while processes
+ * still hold contexts.
  */
 static void qhca_disassociate_ucontext(struct ib_ucontext *ibuctx)
 {
-}
-
-static int qhca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
-{
-	struct rdma_user_mmap_entry *rdma_entry;
-	struct qhca_user_mmap_entry *entry;
-	int err;
-
-	/* A doorbell page is written, never executed. */
-	if (vma->vm_flags & VM_EXEC)
-		return -EPERM;
-	vm_flags_clear(vma, VM_MAYEXEC);
-
-	/* Only a whole entry, shared: exactly the one page handed out. */
-	rdma_entry = rdma_user_mmap_entry_get(ibuctx, vma);
-	if (!rdma_entry)
-		return -EINVAL;
-	entry = to_qmmap(rdma_entry);
-
-	/* io_remap_pfn_range() makes it VM_IO, VM_PFNMAP, VM_DONTEXPAND. */
-	err = rdma_user_mmap_io(ibuctx, vma, PHYS_PFN(entry->address),
-				rdma_entry->npages * PAGE_SIZE,
-				pgprot_noncached(vma->vm_page_prot),
-				rdma_entry);
-	rdma_user_mmap_entry_put(rdma_entry);
-	return err;
-}
-
-static void qhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
-{
-	struct qhca_user_mmap_entry *entry = to_qmmap(rdma_entry);
-	struct qhca_dev *dev = to_qdev(rdma_entry->ucontext->device);
-	int err;
-
-	err = qhca_cmd_dealloc_uar(dev, entry->uar_index);
-	if (err)
-		ibdev_warn(&dev->ibdev, "DEALLOC_UAR %u failed: %d\n",
-			   entry->uar_index, err);
-	kfree(entry);
 }
 
 /* Kernel consumers (udata == NULL) get PDs the same way. */
@@ -290,8 +245,7 @@ static int qhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 	if (udata) {
 		resp.pdn = pd->pdn;
-		err = ib_copy_to_udata(udata, &resp,
-				       min(sizeof(resp), udata->outlen));
+		err = qhca_udata_put_resp(udata, &resp, sizeof(resp));
 		if (err) {
 			qhca_cmd_dealloc_pd(dev, pd->pdn);
 			return err;
@@ -324,22 +278,39 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.uverbs_abi_ver = QHCA_UVERBS_ABI_VERSION,
 	.device_group = &qhca_hw_objects_group,
 
+	.alloc_hw_port_stats = qhca_alloc_hw_port_stats,
 	.alloc_pd = qhca_alloc_pd,
 	.alloc_ucontext = qhca_alloc_ucontext,
+	.create_cq = qhca_create_cq,
+	.create_qp = qhca_create_qp,
 	.dealloc_pd = qhca_dealloc_pd,
 	.dealloc_ucontext = qhca_dealloc_ucontext,
+	.dereg_mr = qhca_dereg_mr,
+	.destroy_cq = qhca_destroy_cq,
+	.destroy_qp = qhca_destroy_qp,
 	.disassociate_ucontext = qhca_disassociate_ucontext,
 	.get_dev_fw_str = qhca_get_dev_fw_str,
+	.get_dma_mr = qhca_get_dma_mr,
+	.get_hw_stats = qhca_get_hw_stats,
 	.get_link_layer = qhca_get_link_layer,
 	.get_port_immutable = qhca_get_port_immutable,
 	.mmap = qhca_mmap,
 	.mmap_free = qhca_mmap_free,
+	.modify_qp = qhca_modify_qp,
+	.poll_cq = qhca_poll_cq,
+	.post_recv = qhca_post_recv,
+	.post_send = qhca_post_send,
 	.query_device = qhca_query_device,
 	.query_gid = qhca_query_gid,
 	.query_pkey = qhca_query_pkey,
 	.query_port = qhca_query_port,
+	.query_qp = qhca_query_qp,
+	.reg_user_mr = qhca_reg_user_mr,
+	.req_notify_cq = qhca_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, qhca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, qhca_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, qhca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, qhca_ucontext, ibucontext),
 };
 
@@ -351,7 +322,7 @@ int qhca_ib_register(struct qhca_dev *dev)
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->node_guid = cpu_to_be64(le64_to_cpu(dev->attr.node_guid));
 	ibdev->phys_port_cnt = dev->attr.num_ports;
-	ibdev->num_comp_vectors = 1;
+	ibdev->num_comp_vectors = dev->num_ceqs;
 	ibdev->dev.parent = &dev->pdev->dev;
 	ib_set_device_ops(ibdev, &qhca_dev_ops);
 
@@ -368,7 +339,6 @@ void qhca_ib_unregister(struct qhca_dev *dev)
 {
 	/* No event may reach ib_core once it starts tearing the device down. */
 	smp_store_release(&dev->registered, false);
-	if (dev->eq.irq)
-		synchronize_irq(dev->eq.irq);
+	qhca_eqs_sync(dev);
 	ib_unregister_device(&dev->ibdev);
 }

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * qhca completion queues.  The ring and the consumer record share one
+ * DMA-coherent allocation; user space maps it and polls it itself, while
+ * kernel CQs are polled here.  A CQ is armed through the doorbell page of
+ * its UAR (the context's, or the kernel's) and signals its completion EQ.
+ */
+
+#include <linux/bitfield.h>
+#include <linux/log2.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+#include <uapi/rdma/qhca-abi.h>
+
+#include "qhca.h"
+
+/* The device reads the whole 32-bit record only when the ring looks full. */
+#define QHCA_CQ_DBREC_SIZE	sizeof(__le32)
+
+/*
+ * The phase the device writes on the pass over the ring that free-running
+ * index @idx is in: 1 on the first, 0 on the second, and so on.
+ */
+static u8 qhca_cq_phase(const struct qhca_cq *cq, u32 idx)
+{
+	return !(idx & cq->depth);
+}
+
+static struct qhca_cqe *qhca_cq_next(struct qhca_cq *cq)
+{
+	struct qhca_cqe *cqe = &cq->ring[cq->cons & (cq->depth - 1)];
+
+	if ((READ_ONCE(cqe->owner) & QHCA_CQE_OWNER_PHASE) !=
+	    qhca_cq_phase(cq, cq->cons))
+		return NULL;
+	/* Read the entry only after seeing its owner byte. */
+	dma_rmb();
+	return cqe;
+}
+
+/*
+ * Give up the CQ's memory and UAR.  Without @device_done the device may
+ * still write the ring, which then is never freed.
+ */
+static void qhca_cq_release(struct qhca_dev *dev, struct qhca_cq *cq,
+			    bool device_done)
+{
+	if (cq->mmap_entry)
+		qhca_mmap_remove_ring(cq->mmap_entry, device_done);
+	else if (device_done)
+		qhca_dma_buf_free(dev, &cq->buf);
+	if (cq->kernel)
+		qhca_kuar_put(dev);
+}
+
+static int qhca_cq_user_resp(struct qhca_dev *dev, struct qhca_cq *cq,
+			     struct ib_udata *udata, size_t ring_size)
+{
+	struct qhca_ucontext *uctx = rdma_udata_to_drv_context(udata,
+				struct qhca_ucontext, ibucontext);
+	struct qhca_ibv_create_cq_resp resp = {};
+	struct rdma_user_mmap_entry *entry;
+
+	entry = qhca_mmap_insert_ring(dev, &uctx->ibucontext, &cq->buf);
+	if (IS_ERR(entry))
+		return PTR_ERR(entry);
+	/* The entry owns the memory from now on. */
+	cq->mmap_entry = entry;
+
+	resp.cqn = cq->cqn;
+	resp.ring_mmap_key = rdma_user_mmap_get_offset(entry);
+	resp.ring_mmap_size = cq->buf.size;
+	resp.cqe_count = cq->depth;
+	resp.dbrec_offset = ring_size;
+	resp.cqe_size = sizeof(struct qhca_cqe);
+	return qhca_udata_put_resp(udata, &resp, sizeof(resp));
+}
+
+int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs)
+{
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct qhca_dev *dev = to_qdev(ibcq->device);
+	u32 max_cqe = le32_to_cpu(dev->attr.max_cqe);
+	struct qhca_cq *cq = to_qcq(ibcq);
+	struct qhca_cmd_create_cq cmd = {};
+	struct qhca_ucontext *uctx;
+	bool device_done = true;
+	size_t ring_size;
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (!attr->cqe || attr->cqe > max_cqe ||
+	    attr->comp_vector >= dev->num_ceqs)
+		return -EINVAL;
+
+	if (udata) {
+		struct qhca_ibv_create_cq_req req = {};
+
+		err = qhca_udata_get_req(udata, &req, sizeof(req));
+		if (err)
+			return err;
+		if (req.comp_mask || req.reserved)
+			return -EINVAL;
+	}
+
+	/* A power of two, within what the device allows. */
+	cq->depth = roundup_pow_of_two(attr->cqe + 1);
+	if (cq->depth > max_cqe)
+		cq->depth = rounddown_pow_of_two(max_cqe);
+	if (cq->depth < attr->cqe)
+		return -EINVAL;
+
+	spin_lock_init(&cq->lock);
+	cq->kernel = !udata;
+	cq->eq = &dev->ceqs[attr->comp_vector];
+	ring_size = cq->depth * sizeof(struct qhca_cqe);
+	err = qhca_dma_buf_alloc(dev, &cq->buf, ring_size + QHCA_CQ_DBREC_SIZE);
+	if (err)
+		return err;
+	cq->ring = cq->buf.va;
+	cq->dbrec = cq->buf.va + ring_size;
+
+	if (cq->kernel) {
+		err = qhca_kuar_get(dev);
+		if (err) {
+			qhca_dma_buf_free(dev, &cq->buf);
+			return err;
+		}
+		cq->db = dev->kuar.db;
+		cmd.uar = cpu_to_le32(dev->kuar.index);
+	} else {
+		uctx = rdma_udata_to_drv_context(udata, struct qhca_ucontext,
+						 ibucontext);
+		cmd.uar = cpu_to_le32(uctx->uar_index);
+	}
+
+	cmd.ring_addr = cpu_to_le64(cq->buf.dma);
+	cmd.dbrec_addr = cpu_to_le64(cq->buf.dma + ring_size);
+	cmd.eqn = cpu_to_le32(cq->eq->eqn);
+	cmd.depth_log2 = ilog2(cq->depth);
+	err = qhca_cmd_create_cq(dev, &cmd, &cq->cqn);
+	if (err)
+		goto err_release;
+	/* Doorbells and CREATE_QP carry the CQ number in 16 bits. */
+	if (!cq->cqn || cq->cqn > FIELD_MAX(QHCA_DB_QUEUE_NUM)) {
+		ibdev_err(&dev->ibdev, "device returned CQ number %u\n",
+			  cq->cqn);
+		err = -EIO;
+		goto err_destroy;
+	}
+
+	err = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
+	if (err)
+		goto err_destroy;
+
+	if (udata) {
+		err = qhca_cq_user_resp(dev, cq, udata, ring_size);
+		if (err)
+			goto err_erase;
+	}
+
+	/* The device holds depth entries; never report fewer than asked. */
+	ibcq->cqe = max_t(u32, cq->depth - 1, attr->cqe);
+	return 0;
+
+err_erase:
+	xa_erase_irq(&dev->cqs, cq->cqn);
+err_destroy:
+	if (qhca_cmd_destroy_cq(dev, cq->cqn))
+		device_done = false;
+err_release:
+	qhca_cq_release(dev, cq, device_done);
+	return err;
+}
+
+int qhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct qhca_dev *dev = to_qdev(ibcq->device);
+	struct qhca_cq *cq = to_qcq(ibcq);
+	int err;
+
+	/*
+	 * No event reaches the CQ once it is out of the table; it leaves
+	 * before the device may hand its number to a new CQ.
+	 */
+	xa_erase_irq(&dev->cqs, cq->cqn);
+	err = qhca_cmd_destroy_cq(dev, cq->cqn);
+	if (err)
+		ibdev_warn(&dev->ibdev, "DESTROY_CQ %u failed: %d\n", cq->cqn,
+			   err);
+	/* ib_core cannot keep a CQ it asked to destroy. */
+	qhca_cq_release(dev, cq, !err);
+	return 0;
+}
+
+/* An event of the CQ numbered @cqn: its completion or its error. */
+void qhca_cq_event(struct qhca_dev *dev, u32 cqn, u8 type)
+{
+	struct ib_event event = {
+		.device = &dev->ibdev,
+		.event = IB_EVENT_CQ_ERR,
+	};
+	struct qhca_cq *cq;
+	unsigned long flags;
+
+	/* Handlers run under the lock: destroy_cq waits for them. */
+	xa_lock_irqsave(&dev->cqs, flags);
+	cq = xa_load(&dev->cqs, cqn);
+	if (!cq) {
+		/* A late event of a destroyed CQ. */
+		dev_dbg_ratelimited(&dev->pdev->dev, "event %u for no CQ %u\n",
+				    type, cqn);
+	} else if (type == QHCA_EVENT_COMPLETION) {
+		if (cq->ibcq.comp_handler)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	} else {
+		/* The consumer's doing, so no more than a debug message. */
+		ibdev_dbg_ratelimited(&dev->ibdev, "CQ %u overran\n", cqn);
+		event.element.cq = &cq->ibcq;
+		if (cq->ibcq.event_handler)
+			cq->ibcq.event_handler(&event, cq->ibcq.cq_context);
+	}
+	xa_unlock_irqrestore(&dev->cqs, flags);
+}
+
+static enum ib_wc_status qhca_wc_status(u8 status)
+{
+	switch (status) {
+	case QHCA_WC_SUCCESS:
+		return IB_WC_SUCCESS;
+	case QHCA_WC_LOC_LEN_ERR:
+		return IB_WC_LOC_LEN_ERR;
+	case QHCA_WC_LOC_QP_OP_ERR:
+		return IB_WC_LOC_QP_OP_ERR;
+	case QHCA_WC_LOC_PROT_ERR:
+		return IB_WC_LOC_PROT_ERR;
+	case QHCA_WC_WR_FLUSH_ERR:
+		return IB_WC_WR_FLUSH_ERR;
+	case QHCA_WC_BAD_RESP_ERR:
+		return IB_WC_BAD_RESP_ERR;
+	case QHCA_WC_LOC_ACCESS_ERR:
+		return IB_WC_LOC_ACCESS_ERR;
+	case QHCA_WC_REM_INV_REQ_ERR:
+		return IB_WC_REM_INV_REQ_ERR;
+	case QHCA_WC_REM_ACCESS_ERR:
+		return IB_WC_REM_ACCESS_ERR;
+	case QHCA_WC_REM_OP_ERR:
+		return IB_WC_REM_OP_ERR;
+	case QHCA_WC_RETRY_EXC_ERR:
+		return IB_WC_RETRY_EXC_ERR;
+	case QHCA_WC_RNR_RETRY_EXC_ERR:
+		return IB_WC_RNR_RETRY_EXC_ERR;
+	case QHCA_WC_FATAL_ERR:
+		return IB_WC_FATAL_ERR;
+	case QHCA_WC_GENERAL_ERR:
+	default:
+		return IB_WC_GENERAL_ERR;
+	}
+}
+
+static enum ib_wc_opcode qhca_wc_opcode(u8 opcode)
+{
+	switch (opcode) {
+	case QHCA_WC_SEND:
+		return IB_WC_SEND;
+	case QHCA_WC_RDMA_WRITE:
+		return IB_WC_RDMA_WRITE;
+	case QHCA_WC_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case QHCA_WC_COMP_SWAP:
+		return IB_WC_COMP_SWAP;
+	case QHCA_WC_FETCH_ADD:
+		return IB_WC_FETCH_ADD;
+	case QHCA_WC_RECV_RDMA_WITH_IMM:
+		return IB_WC_RECV_RDMA_WITH_IMM;
+	case QHCA_WC_RECV:
+	default:
+		return IB_WC_RECV;
+	}
+}
+
+/*
+ * Whether @cqe completes a receive.  A CQ that serves only one of the
+ * QP's queues says it; a shared one has the opcode tell (the receive
+ * opcodes have bit 7 set).
+ */
+static bool qhca_cqe_is_recv(const struct qhca_cq *cq,
+			     const struct qhca_qp *qp, const struct qhca_cqe *cqe)
+{
+	if (qp->ibqp.send_cq != qp->ibqp.recv_cq)
+		return qp->ibqp.recv_cq == &cq->ibcq;
+	return cqe->opcode & QHCA_WC_RECV;
+}
+
+/*
+ * Translate one CQE and retire its WQEs.  Returns false for an entry of a
+ * QP that no longer exists (or never used this CQ), which is dropped.
+ */
+static bool qhca_cqe_to_wc(struct qhca_dev *dev, struct qhca_cq *cq,
+			   const struct qhca_cqe *cqe, struct ib_wc *wc)
+{
+	u32 qpn = le32_to_cpu(cqe->qpn);
+	struct qhca_qp *qp;
+	bool recv;
+
+	/* Under the lock: the QP cannot go away while its WQs are updated. */
+	xa_lock(&dev->qps);
+	qp = xa_load(&dev->qps, qpn);
+	if (!qp || !qp->kernel || (qp->ibqp.send_cq != &cq->ibcq &&
+				   qp->ibqp.recv_cq != &cq->ibcq)) {
+		xa_unlock(&dev->qps);
+		dev_dbg_ratelimited(&dev->pdev->dev,
+				    "CQ %u: dropping a CQE of QP %u\n",
+				    cq->cqn, qpn);
+		return false;
+	}
+	recv = qhca_cqe_is_recv(cq, qp, cqe);
+	qhca_wq_retire(recv ? &qp->rq : &qp->sq, le16_to_cpu(cqe->wqe_idx));
+	xa_unlock(&dev->qps);
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = le64_to_cpu(cqe->wr_id);
+	wc->status = qhca_wc_status(cqe->status);
+	if (wc->status == IB_WC_GENERAL_ERR)
+		wc->vendor_err = cqe->status;
+	wc->opcode = qhca_wc_opcode(cqe->opcode);
+	wc->byte_len = le32_to_cpu(cqe->byte_len);
+	wc->qp = &qp->ibqp;
+	if (cqe->flags & QHCA_CQE_F_IMM) {
+		/* The bytes as posted: already in network order. */
+		wc->ex.imm_data = cqe->imm_data;
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	}
+	if (recv) {
+		wc->src_qp = le32_to_cpu(cqe->src_qp);
+		wc->slid = le16_to_cpu(cqe->slid);
+	}
+	wc->port_num = 1;
+	return true;
+}
+
+int qhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct qhca_dev *dev = to_qdev(ibcq->device);
+	struct qhca_cq *cq = to_qcq(ibcq);
+	struct qhca_cqe *cqe;
+	unsigned long flags;
+	int polled = 0;
+	u32 seen;
+
+	/* A user CQ is polled by libqhca, never through the kernel. */
+	if (!cq->kernel)
+		return -EOPNOTSUPP;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	/* At most one ring's worth, whatever the device writes meanwhile. */
+	for (seen = 0; polled < num_entries && seen < cq->depth; seen++) {
+		cqe = qhca_cq_next(cq);
+		if (!cqe)
+			break;
+		if (qhca_cqe_to_wc(dev, cq, cqe, &wc[polled]))
+			polled++;
+		cq->cons++;
+	}
+	if (seen) {
+		/*
+		 * The entries are read before the record lets the device
+		 * write over them.
+		 */
+		dma_mb();
+		WRITE_ONCE(*cq->dbrec, cpu_to_le32(cq->cons));
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return polled;
+}
+
+int qhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct qhca_cq *cq = to_qcq(ibcq);
+	unsigned long irqflags;
+	u32 off;
+	int ret = 0;
+
+	/* A user CQ is armed from its context's doorbell page. */
+	if (!cq->kernel)
+		return -EOPNOTSUPP;
+
+	off = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+	      QHCA_DB_CQ_ARM_SOL : QHCA_DB_CQ_ARM;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	/* The device fires at once for an entry at or after this index. */
+	writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, cq->cqn) |
+	       FIELD_PREP(QHCA_DB_QUEUE_IDX, (u16)cq->cons), cq->db + off);
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && qhca_cq_next(cq))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * qhca memory regions.  A user MR is pinned with ib_umem and described to
+ * the device by a page list, which the device copies at registration: the
+ * list is freed right after REG_MR.  The DMA MR of kernel consumers has no
+ * list; its addresses are bus addresses.
+ */
+
+#include <linux/bitfield.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/iter.h>
+
+#include "qhca.h"
+
+/* The device takes ib_access_flags values as they are. */
+static_assert(QHCA_ACCESS_LOCAL_WRITE == IB_ACCESS_LOCAL_WRITE);
+static_assert(QHCA_ACCESS_REMOTE_WRITE == IB_ACCESS_REMOTE_WRITE);
+static_assert(QHCA_ACCESS_REMOTE_READ == IB_ACCESS_REMOTE_READ);
+static_assert(QHCA_ACCESS_REMOTE_ATOMIC == IB_ACCESS_REMOTE_ATOMIC);
+
+/* An indirect page list page: 512 addresses in 4 KiB. */
+#define QHCA_PBL_PAGE_SIZE	(QHCA_PBL_ENTRIES_PER_PAGE * sizeof(__le64))
+static_assert(QHCA_PBL_PAGE_SIZE == PAGE_SIZE);
+
+/* The page list of one registration. */
+struct qhca_pbl {
+	struct qhca_dma_buf top;	/* what pbl_addr points to */
+	struct qhca_dma_buf *leaves;	/* PBL_INDIRECT: the address pages */
+	u32 num_leaves;
+	u8 flags;			/* QHCA_MR_F_PBL_INDIRECT or 0 */
+};
+
+static int qhca_mr_check_access(int access)
+{
+	/* The optional flags are hints a device may ignore; qhca does. */
+	if (access & ~(QHCA_ACCESS_ALL | IB_ACCESS_OPTIONAL))
+		return -EOPNOTSUPP;
+	/* Remote writes and atomics change memory: it must be writable. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+/* The page sizes both the device and the command can express. */
+static unsigned long qhca_mr_pgsz_bitmap(struct qhca_dev *dev)
+{
+	return le64_to_cpu(dev->attr.page_size_cap) &
+	       GENMASK_ULL(QHCA_MR_MAX_PAGE_SHIFT, QHCA_MR_MIN_PAGE_SHIFT);
+}
+
+static void qhca_pbl_free(struct qhca_dev *dev, struct qhca_pbl *pbl)
+{
+	u32 i;
+
+	if (pbl->leaves) {
+		for (i = 0; i < pbl->num_leaves; i++)
+			qhca_dma_buf_free(dev, &pbl->leaves[i]);
+		kfree(pbl->leaves);
+	}
+	qhca_dma_buf_free(dev, &pbl->top);
+}
+
+/*
+ * The list of the @npages blocks of @pgsz that @umem covers: direct while
+ * it fits one page of entries, else a list of pages of entries.
+ */
+static int qhca_pbl_build(struct qhca_dev *dev, struct ib_umem *umem,
+			  unsigned long pgsz, u32 npages, struct qhca_pbl *pbl)
+{
+	struct ib_block_iter biter;
+	__le64 *entries;
+	u32 i = 0;
+	int err;
+
+	memset(pbl, 0, sizeof(*pbl));
+	if (npages > QHCA_PBL_ENTRIES_PER_PAGE) {
+		pbl->flags = QHCA_MR_F_PBL_INDIRECT;
+		pbl->num_leaves = DIV_ROUND_UP(npages,
+					       QHCA_PBL_ENTRIES_PER_PAGE);
+		pbl->leaves = kcalloc(pbl->num_leaves, sizeof(*pbl->leaves),
+				      GFP_KERNEL);
+		if (!pbl->leaves)
+			return -ENOMEM;
+	}
+
+	err = qhca_dma_buf_alloc(dev, &pbl->top,
+				 (pbl->leaves ? pbl->num_leaves : npages) *
+				 sizeof(__le64));
+	if (err)
+		goto err_free;
+	entries = pbl->top.va;
+	for (i = 0; i < pbl->num_leaves; i++) {
+		err = qhca_dma_buf_alloc(dev, &pbl->leaves[i],
+					 QHCA_PBL_PAGE_SIZE);
+		if (err)
+			goto err_free;
+		entries[i] = cpu_to_le64(pbl->leaves[i].dma);
+	}
+
+	i = 0;
+	rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
+		if (pbl->leaves)
+			entries = pbl->leaves[i / QHCA_PBL_ENTRIES_PER_PAGE].va;
+		entries[i % QHCA_PBL_ENTRIES_PER_PAGE] =
+			cpu_to_le64(rdma_block_iter_dma_address(&biter));
+		i++;
+	}
+	return 0;
+
+err_free:
+	qhca_pbl_free(dev, pbl);
+	return err;
+}
+
+/* REG_MR with a fresh key; fills in the MR's index and keys. */
+static int qhca_mr_register(struct qhca_dev *dev, struct qhca_mr *mr,
+			    struct qhca_cmd_reg_mr *cmd)
+{
+	u32 index;
+	u8 key;
+	int err;
+
+	/*
+	 * A key byte that changes with every registration: a stale key of
+	 * a reused index no longer matches.
+	 */
+	key = (u8)atomic_inc_return(&dev->mr_key);
+	cmd->key = key;
+	err = qhca_cmd_reg_mr(dev, cmd, &index);
+	if (err)
+		return err;
+	if (index > FIELD_MAX(QHCA_MKEY_INDEX)) {
+		ibdev_err(&dev->ibdev, "device returned MR index %u\n", index);
+		qhca_cmd_dereg_mr(dev, index);
+		return -EIO;
+	}
+
+	mr->index = index;
+	mr->ibmr.lkey = FIELD_PREP(QHCA_MKEY_INDEX, index) |
+			FIELD_PREP(QHCA_MKEY_KEY, key);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return 0;
+}
+
+/* Kernel consumers' MR over all of memory, by bus address. */
+struct ib_mr *qhca_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct qhca_dev *dev = to_qdev(ibpd->device);
+	struct qhca_cmd_reg_mr cmd = {};
+	struct qhca_mr *mr;
+	int err;
+
+	err = qhca_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	/* iova 0: addresses are the bus addresses themselves. */
+	cmd.length = dev->attr.max_mr_size;
+	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.access = access & QHCA_ACCESS_ALL;
+	cmd.page_shift = QHCA_MR_MIN_PAGE_SHIFT;
+	cmd.flags = QHCA_MR_F_PHYS;
+	err = qhca_mr_register(dev, mr, &cmd);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata)
+{
+	struct qhca_dev *dev = to_qdev(ibpd->device);
+	struct qhca_cmd_reg_mr cmd = {};
+	unsigned long pgsz;
+	struct qhca_pbl pbl;
+	struct qhca_mr *mr;
+	size_t npages;
+	int err;
+
+	/* No driver data is defined for this command in either direction. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EINVAL);
+	err = qhca_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > le64_to_cpu(dev->attr.max_mr_size))
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	mr->umem = ib_umem_get(&dev->ibdev, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+
+	/* The largest page size that maps iova and the pages alike. */
+	pgsz = ib_umem_find_best_pgsz(mr->umem, qhca_mr_pgsz_bitmap(dev),
+				      virt_addr);
+	if (!pgsz) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	npages = ib_umem_num_dma_blocks(mr->umem, pgsz);
+	if (npages > U32_MAX) {
+		err = -EINVAL;
+		goto err_release;
+	}
+
+	err = qhca_pbl_build(dev, mr->umem, pgsz, npages, &pbl);
+	if (err)
+		goto err_release;
+
+	cmd.iova = cpu_to_le64(virt_addr);
+	cmd.length = cpu_to_le64(length);
+	cmd.pbl_addr = cpu_to_le64(pbl.top.dma);
+	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.npages = cpu_to_le32(npages);
+	cmd.access = access & QHCA_ACCESS_ALL;
+	cmd.page_shift = __ffs(pgsz);
+	cmd.flags = pbl.flags;
+	err = qhca_mr_register(dev, mr, &cmd);
+	/* The device copied the list: it is not needed any more. */
+	qhca_pbl_free(dev, &pbl);
+	if (err)
+		goto err_release;
+	return &mr->ibmr;
+
+err_release:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct qhca_dev *dev = to_qdev(ibmr->device);
+	struct qhca_mr *mr = to_qmr(ibmr);
+	int err;
+
+	err = qhca_cmd_dereg_mr(dev, mr->index);
+	if (err) {
+		/*
+		 * ib_core cannot keep an MR it asked to free.  The device may
+		 * still access the pages, so they stay pinned for good.
+		 */
+		ibdev_warn(&dev->ibdev, "DEREG_MR %u failed: %d\n", mr->index,
+			   err);
+	} else {
+		ib_umem_release(mr->umem);
+	}
+	kfree(mr);
+	return 0;
+}
