@@ -21,10 +21,22 @@ static void qhca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops qhca_ctx_ops = {
 	.alloc_pd = qhca_alloc_pd,
+	.create_cq = qhca_create_cq,
+	.create_qp = qhca_create_qp,
 	.dealloc_pd = qhca_dealloc_pd,
+	.dereg_mr = qhca_dereg_mr,
+	.destroy_cq = qhca_destroy_cq,
+	.destroy_qp = qhca_destroy_qp,
 	.free_context = qhca_free_context,
+	.modify_qp = qhca_modify_qp,
+	.poll_cq = qhca_poll_cq,
+	.post_recv = qhca_post_recv,
+	.post_send = qhca_post_send,
 	.query_device_ex = qhca_query_device_ex,
 	.query_port = qhca_query_port,
+	.query_qp = qhca_query_qp,
+	.reg_mr = qhca_reg_mr,
+	.req_notify_cq = qhca_req_notify_cq,
 };
 
 /* Check what the kernel told us about the context before relying on it. */

@@ -5,10 +5,17 @@
 #ifndef QHCA_H
 #define QHCA_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include <ccan/list.h>
 #include <infiniband/driver.h>
 #include <util/util.h>
+
+#include "qhca_hw.h"
 
 struct qhca_device {
 	struct verbs_device ibv_dev;
@@ -33,6 +40,67 @@ struct qhca_pd {
 	uint32_t pdn;
 };
 
+/*
+ * A completion queue: a ring of struct qhca_cqe the driver allocated, and
+ * beside it the record where we publish our consumer index so that the
+ * device knows which slots it may write again.
+ */
+struct qhca_cq {
+	struct ibv_cq ibv_cq;
+	pthread_spinlock_t lock;	/* pollers; everything below */
+	void *map;			/* ring and record, one mapping */
+	size_t map_size;
+	struct qhca_cqe *ring;
+	__le32 *dbrec;
+	uint32_t cqn;
+	uint32_t count;			/* entries, a power of two */
+	uint32_t ci;			/* free-running consumer index */
+	/*
+	 * The QPs that complete here, to find the queue a CQE frees slots
+	 * of: looked up under the lock, so destroying a QP cannot race
+	 * with a poller using it.
+	 */
+	struct list_head qps;
+	struct qhca_qp *last_qp;	/* the one the last CQE was for */
+};
+
+/*
+ * A send or receive queue: a ring of depth WQEs of stride bytes the driver
+ * allocated, mapped here.  Posters write WQEs at the producer index under
+ * the lock; pollers advance the consumer index as CQEs free slots.
+ */
+struct qhca_wq {
+	pthread_spinlock_t lock;	/* posters; pi */
+	void *ring;
+	size_t map_size;
+	uint32_t depth;			/* a power of two */
+	uint32_t stride;		/* bytes per WQE */
+	uint32_t max_sge;
+	/*
+	 * Free-running.  pi is written under the lock and read by pollers
+	 * to bound a completion; ci is written by the poller of the
+	 * queue's CQ (under that CQ's lock) and read by posters.
+	 */
+	_Atomic(uint32_t) pi;
+	_Atomic(uint32_t) ci;
+};
+
+/* A QP's link in the list of QPs of one of its CQs. */
+struct qhca_cq_link {
+	struct list_node entry;
+	struct qhca_qp *qp;
+};
+
+struct qhca_qp {
+	struct ibv_qp ibv_qp;
+	struct qhca_wq sq;
+	struct qhca_wq rq;
+	uint32_t max_inline_data;
+	bool sq_sig_all;
+	struct qhca_cq_link send_link;
+	struct qhca_cq_link recv_link;	/* unused when both CQs are one */
+};
+
 static inline struct qhca_context *to_qhca_ctx(struct ibv_context *ibctx)
 {
 	return container_of(ibctx, struct qhca_context, ibv_ctx.context);
@@ -41,6 +109,16 @@ static inline struct qhca_context *to_qhca_ctx(struct ibv_context *ibctx)
 static inline struct qhca_pd *to_qhca_pd(struct ibv_pd *ibpd)
 {
 	return container_of(ibpd, struct qhca_pd, ibv_pd);
+}
+
+static inline struct qhca_cq *to_qhca_cq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct qhca_cq, ibv_cq);
+}
+
+static inline struct qhca_qp *to_qhca_qp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct qhca_qp, ibv_qp);
 }
 
 #endif /* QHCA_H */

@@ -14,5 +14,9 @@ DECLARE_DRV_CMD(qhca_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		qhca_ibv_alloc_ucontext_req, qhca_ibv_alloc_ucontext_resp);
 DECLARE_DRV_CMD(qhca_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD, empty,
 		qhca_ibv_alloc_pd_resp);
+DECLARE_DRV_CMD(qhca_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		qhca_ibv_create_cq_req, qhca_ibv_create_cq_resp);
+DECLARE_DRV_CMD(qhca_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		qhca_ibv_create_qp_req, qhca_ibv_create_qp_resp);
 
 #endif /* QHCA_ABI_H */

@@ -13,6 +13,7 @@
 #include "qhca.h"
 #include "qhca_abi.h"
 #include "qhca_verbs.h"
+#include "qhca_wq.h"
 
 int qhca_query_device_ex(struct ibv_context *ibctx,
 			 const struct ibv_query_device_ex_input *input,
@@ -30,6 +31,14 @@ int qhca_query_device_ex(struct ibv_context *ibctx,
 			  strerror(err));
 		return err;
 	}
+
+	/*
+	 * Doorbells and CQEs carry 16-bit ring indices, which tell slots
+	 * apart only in rings of at most QHCA_WQ_MAX_DEPTH entries: more
+	 * would be refused when the QP is created.
+	 */
+	if (attr->orig_attr.max_qp_wr > QHCA_WQ_MAX_DEPTH)
+		attr->orig_attr.max_qp_wr = QHCA_WQ_MAX_DEPTH;
 
 	/*
 	 * uverbs passes the firmware version as a number; the device encodes

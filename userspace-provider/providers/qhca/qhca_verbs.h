@@ -11,6 +11,7 @@
 
 #include <infiniband/driver.h>
 
+/* qhca_verbs.c */
 int qhca_query_device_ex(struct ibv_context *ibctx,
 			 const struct ibv_query_device_ex_input *input,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
@@ -18,5 +19,35 @@ int qhca_query_port(struct ibv_context *ibctx, uint8_t port,
 		    struct ibv_port_attr *attr);
 struct ibv_pd *qhca_alloc_pd(struct ibv_context *ibctx);
 int qhca_dealloc_pd(struct ibv_pd *ibpd);
+
+/* qhca_mr.c */
+struct ibv_mr *qhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			   uint64_t hca_va, int access);
+int qhca_dereg_mr(struct verbs_mr *vmr);
+
+/* qhca_cq.c */
+struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+int qhca_destroy_cq(struct ibv_cq *ibcq);
+int qhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+
+/* qhca_poll.c */
+int qhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+
+/* qhca_qp.c */
+struct ibv_qp *qhca_create_qp(struct ibv_pd *ibpd,
+			      struct ibv_qp_init_attr *attr);
+int qhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask);
+int qhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask, struct ibv_qp_init_attr *init_attr);
+int qhca_destroy_qp(struct ibv_qp *ibqp);
+
+/* qhca_post.c */
+int qhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int qhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
 
 #endif /* QHCA_VERBS_H */

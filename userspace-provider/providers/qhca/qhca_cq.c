@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libqhca: completion queues.
+ *
+ * The driver allocates the ring and the consumer record in one
+ * DMA-coherent buffer and lets us map it; from then on polling and arming
+ * need no system call.  A CQ also keeps the list of QPs completing to it,
+ * so that a CQE can free the slots of the right queue and so that CQEs of
+ * a QP that is reset or destroyed can be removed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "qhca.h"
+#include "qhca_abi.h"
+#include "qhca_cq.h"
+#include "qhca_db.h"
+#include "qhca_verbs.h"
+
+/* Check the layout the kernel reports before touching the mapping. */
+static int qhca_check_cq_resp(struct qhca_context *ctx,
+			      const struct qhca_create_cq_resp *resp)
+{
+	uint64_t ring_size = (uint64_t)resp->cqe_count * resp->cqe_size;
+
+	if (resp->comp_mask)
+		verbs_debug(&ctx->ibv_ctx, "ignoring unknown CQ comp_mask 0x%x\n",
+			    resp->comp_mask);
+
+	if (resp->cqe_size != sizeof(struct qhca_cqe) || !resp->cqe_count ||
+	    resp->cqe_count & (resp->cqe_count - 1) ||
+	    ring_size > resp->ring_mmap_size ||
+	    resp->dbrec_offset % sizeof(__le32) ||
+	    resp->dbrec_offset < ring_size ||
+	    (uint64_t)resp->dbrec_offset + sizeof(__le32) >
+	    resp->ring_mmap_size) {
+		verbs_err(&ctx->ibv_ctx,
+			  "CQ %u: bad layout: %u CQEs of %u bytes, record at %u, %u bytes mapped\n",
+			  resp->cqn, resp->cqe_count, resp->cqe_size,
+			  resp->dbrec_offset, resp->ring_mmap_size);
+		return EPROTO;
+	}
+	return 0;
+}
+
+struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector)
+{
+	struct qhca_context *ctx = to_qhca_ctx(ibctx);
+	struct qhca_create_cq_resp resp = {};
+	struct qhca_create_cq cmd = {};
+	struct qhca_cq *cq;
+	int err;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		goto err_free;
+	list_head_init(&cq->qps);
+
+	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
+				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (err) {
+		verbs_err(&ctx->ibv_ctx, "CREATE_CQ of %d CQEs failed: %s\n",
+			  cqe, strerror(err));
+		goto err_lock;
+	}
+
+	err = qhca_check_cq_resp(ctx, &resp);
+	if (err)
+		goto err_destroy;
+
+	cq->map = mmap(NULL, resp.ring_mmap_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, ibctx->cmd_fd, resp.ring_mmap_key);
+	if (cq->map == MAP_FAILED) {
+		err = errno;
+		verbs_err(&ctx->ibv_ctx, "mapping CQ %u failed: %s\n",
+			  resp.cqn, strerror(err));
+		goto err_destroy;
+	}
+	cq->map_size = resp.ring_mmap_size;
+	cq->ring = cq->map;
+	cq->dbrec = (__le32 *)((uint8_t *)cq->map + resp.dbrec_offset);
+	cq->cqn = resp.cqn;
+	cq->count = resp.cqe_count;
+
+	verbs_debug(&ctx->ibv_ctx, "CQ %u: %u CQEs\n", cq->cqn, cq->count);
+	return &cq->ibv_cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->ibv_cq);
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = err;
+	return NULL;
+}
+
+int qhca_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct qhca_cq *cq = to_qhca_cq(ibcq);
+	int err;
+
+	/* The kernel refuses while a QP still completes here. */
+	err = ibv_cmd_destroy_cq(ibcq);
+	if (err) {
+		verbs_err(verbs_get_ctx(ibcq->context),
+			  "DESTROY_CQ %u failed: %s\n", cq->cqn, strerror(err));
+		return err;
+	}
+
+	munmap(cq->map, cq->map_size);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+/*
+ * Arm for one event.  The doorbell carries our consumer index: the device
+ * fires at once if a matching CQE already stands at or after it, so a CQE
+ * that arrived since the last poll is not missed.  There is no arm sequence
+ * number to keep, hence no cq_event verb.
+ */
+int qhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct qhca_cq *cq = to_qhca_cq(ibcq);
+	uint32_t ci;
+
+	pthread_spin_lock(&cq->lock);
+	ci = cq->ci;
+	pthread_spin_unlock(&cq->lock);
+
+	qhca_ring_db(to_qhca_ctx(ibcq->context),
+		     solicited_only ? QHCA_DB_CQ_ARM_SOL : QHCA_DB_CQ_ARM,
+		     cq->cqn, ci);
+	return 0;
+}
+
+/*
+ * The two CQs of a QP, locked in CQ number order so that two threads
+ * working on QPs that share them the other way round cannot deadlock.
+ */
+static void qhca_lock_cqs(struct qhca_cq *scq, struct qhca_cq *rcq)
+{
+	if (scq == rcq) {
+		pthread_spin_lock(&scq->lock);
+	} else if (scq->cqn < rcq->cqn) {
+		pthread_spin_lock(&scq->lock);
+		pthread_spin_lock(&rcq->lock);
+	} else {
+		pthread_spin_lock(&rcq->lock);
+		pthread_spin_lock(&scq->lock);
+	}
+}
+
+static void qhca_unlock_cqs(struct qhca_cq *scq, struct qhca_cq *rcq)
+{
+	if (scq != rcq)
+		pthread_spin_unlock(&rcq->lock);
+	pthread_spin_unlock(&scq->lock);
+}
+
+void qhca_cq_attach_qp(struct qhca_qp *qp)
+{
+	struct qhca_cq *scq = to_qhca_cq(qp->ibv_qp.send_cq);
+	struct qhca_cq *rcq = to_qhca_cq(qp->ibv_qp.recv_cq);
+
+	qp->send_link.qp = qp;
+	qp->recv_link.qp = qp;
+	qhca_lock_cqs(scq, rcq);
+	list_add_tail(&scq->qps, &qp->send_link.entry);
+	if (rcq != scq)
+		list_add_tail(&rcq->qps, &qp->recv_link.entry);
+	qhca_unlock_cqs(scq, rcq);
+}
+
+/*
+ * Remove the CQEs of QP qpn that wait in the CQ: the QP was reset or
+ * destroyed, so its queues start over or are gone, and those CQEs would
+ * free slots that are no longer theirs.  The device writes no more of
+ * them, and it writes only slots at or after the first one not yet valid,
+ * so everything before that is ours to rearrange: walking back from it,
+ * each surviving CQE moves up over the removed ones, all but the owner
+ * byte, as the slot it lands in already holds the right phase.  Called
+ * with cq->lock held.
+ */
+static void qhca_cq_clean_locked(struct qhca_cq *cq, uint32_t qpn)
+{
+	struct qhca_cqe *cqe, *dest;
+	uint32_t prod, nfreed = 0;
+
+	for (prod = cq->ci; prod - cq->ci < cq->count; prod++)
+		if (!qhca_cq_ready(cq, prod))
+			break;
+
+	while (prod != cq->ci) {
+		cqe = qhca_cq_entry(cq, --prod);
+		if (le32toh(cqe->qpn) == qpn) {
+			nfreed++;
+		} else if (nfreed) {
+			dest = qhca_cq_entry(cq, prod + nfreed);
+			memcpy(dest, cqe, offsetof(struct qhca_cqe, owner));
+		}
+	}
+
+	if (nfreed) {
+		cq->ci += nfreed;
+		qhca_cq_update_ci(cq);
+	}
+}
+
+void qhca_cq_clean_qp(struct qhca_qp *qp)
+{
+	struct qhca_cq *scq = to_qhca_cq(qp->ibv_qp.send_cq);
+	struct qhca_cq *rcq = to_qhca_cq(qp->ibv_qp.recv_cq);
+
+	qhca_lock_cqs(scq, rcq);
+	qhca_cq_clean_locked(scq, qp->ibv_qp.qp_num);
+	if (rcq != scq)
+		qhca_cq_clean_locked(rcq, qp->ibv_qp.qp_num);
+	qhca_unlock_cqs(scq, rcq);
+}
+
+/* The QP is destroyed: drop its CQEs and forget it. */
+void qhca_cq_detach_qp(struct qhca_qp *qp)
+{
+	struct qhca_cq *scq = to_qhca_cq(qp->ibv_qp.send_cq);
+	struct qhca_cq *rcq = to_qhca_cq(qp->ibv_qp.recv_cq);
+
+	qhca_lock_cqs(scq, rcq);
+	qhca_cq_clean_locked(scq, qp->ibv_qp.qp_num);
+	list_del(&qp->send_link.entry);
+	if (scq->last_qp == qp)
+		scq->last_qp = NULL;
+	if (rcq != scq) {
+		qhca_cq_clean_locked(rcq, qp->ibv_qp.qp_num);
+		list_del(&qp->recv_link.entry);
+		if (rcq->last_qp == qp)
+			rcq->last_qp = NULL;
+	}
+	qhca_unlock_cqs(scq, rcq);
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libqhca: polling a completion queue, without a system call.
+ *
+ * The device's CQE already speaks ibv_wc: its opcode and status fields
+ * hold enum ibv_wc_opcode and enum ibv_wc_status values, and its immediate
+ * is in the byte order it was posted in, as ibv_wc wants it.
+ */
+#include <stdint.h>
+
+#include "qhca.h"
+#include "qhca_cq.h"
+#include "qhca_verbs.h"
+#include "qhca_wq.h"
+
+static struct qhca_qp *qhca_cq_find_qp(struct qhca_cq *cq, uint32_t qpn)
+{
+	struct qhca_cq_link *link;
+
+	if (cq->last_qp && cq->last_qp->ibv_qp.qp_num == qpn)
+		return cq->last_qp;
+
+	list_for_each(&cq->qps, link, entry) {
+		if (link->qp->ibv_qp.qp_num == qpn) {
+			cq->last_qp = link->qp;
+			return link->qp;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Give the slots the CQE completes back to their queue: a send CQE frees
+ * its WQE and every earlier (unsignaled) one, a receive CQE its own.  The
+ * opcode tells the queue; flushed receives also carry a receive opcode.
+ */
+static void qhca_cqe_free_wqes(struct qhca_cq *cq, const struct qhca_cqe *cqe)
+{
+	uint32_t qpn = le32toh(cqe->qpn);
+	bool recv = cqe->opcode & QHCA_WC_RECV;
+	struct qhca_qp *qp;
+
+	qp = qhca_cq_find_qp(cq, qpn);
+	if (!qp || (recv ? qp->ibv_qp.recv_cq : qp->ibv_qp.send_cq) !=
+		   &cq->ibv_cq) {
+		verbs_debug_datapath(verbs_get_ctx(cq->ibv_cq.context),
+				     "CQ %u: CQE for QP %u, which does not complete here\n",
+				     cq->cqn, qpn);
+		return;
+	}
+
+	if (!qhca_wq_complete(recv ? &qp->rq : &qp->sq, le16toh(cqe->wqe_idx)))
+		verbs_debug_datapath(verbs_get_ctx(cq->ibv_cq.context),
+				     "CQ %u: QP %u %cQ WQE %u is not outstanding\n",
+				     cq->cqn, qpn, recv ? 'R' : 'S',
+				     le16toh(cqe->wqe_idx));
+}
+
+static void qhca_cqe_to_wc(const struct qhca_cqe *cqe, struct ibv_wc *wc)
+{
+	wc->wr_id = le64toh(cqe->wr_id);
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = 0;
+	wc->byte_len = le32toh(cqe->byte_len);
+	wc->qp_num = le32toh(cqe->qpn);
+	wc->src_qp = le32toh(cqe->src_qp);
+	wc->slid = le16toh(cqe->slid);
+	wc->sl = 0;
+	wc->pkey_index = 0;
+	wc->dlid_path_bits = 0;
+	if (cqe->flags & QHCA_CQE_F_IMM) {
+		wc->wc_flags = IBV_WC_WITH_IMM;
+		wc->imm_data = cqe->imm_data;
+	} else {
+		wc->wc_flags = 0;
+		wc->imm_data = 0;
+	}
+}
+
+int qhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct qhca_cq *cq = to_qhca_cq(ibcq);
+	struct qhca_cqe *cqe;
+	int npolled;
+
+	pthread_spin_lock(&cq->lock);
+	for (npolled = 0; npolled < ne; npolled++) {
+		cqe = qhca_cq_ready(cq, cq->ci);
+		if (!cqe)
+			break;
+		qhca_cqe_to_wc(cqe, &wc[npolled]);
+		qhca_cqe_free_wqes(cq, cqe);
+		cq->ci++;
+	}
+	if (npolled)
+		qhca_cq_update_ci(cq);
+	pthread_spin_unlock(&cq->lock);
+
+	return npolled;
+}
