@@ -35,7 +35,7 @@
 #define QHCA_DEFAULT_MAX_CQS		1024
 #define QHCA_DEFAULT_MAX_MRS		4096
 #define QHCA_DEFAULT_MAX_QP_WR		4096
-#define QHCA_DEFAULT_MAX_CQE		65536
+#define QHCA_DEFAULT_MAX_CQE		32768
 
 /*
  * The live object counts the driver publishes, one file each under
@@ -85,6 +85,51 @@ static inline int qhca_read_objs(struct qhca_objs *objs)
 		return objs->pds;
 	return objs->eqs < 0 ? objs->eqs : 0;
 }
+
+/*
+ * The data path's objects (hardware interface 1.1), with the doorbell
+ * pages and PDs they live in: what a data path test must leave as it
+ * found it.
+ */
+struct qhca_dp_objs {
+	long uars;
+	long pds;
+	long cqs;
+	long qps;
+	long mrs;
+};
+
+static inline int qhca_read_dp_objs(struct qhca_dp_objs *objs)
+{
+	static const char *const name[] = {
+		"uars", "pds", "cqs", "qps", "mrs",
+	};
+	long *val[] = {
+		&objs->uars, &objs->pds, &objs->cqs, &objs->qps, &objs->mrs,
+	};
+	char path[128];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(name) / sizeof(name[0]); i++) {
+		snprintf(path, sizeof(path), QHCA_SYSFS_HW_OBJECTS "/%s",
+			 name[i]);
+		*val[i] = qhca_read_sysfs_long(path);
+		if (*val[i] < 0)
+			return *val[i];
+	}
+	return 0;
+}
+
+#define QHCA_EXPECT_DP_OBJS_AT(base) do {				\
+	struct qhca_dp_objs __now;					\
+									\
+	ASSERT_EQ(0, qhca_read_dp_objs(&__now));			\
+	EXPECT_EQ((base).uars, __now.uars);				\
+	EXPECT_EQ((base).pds, __now.pds);				\
+	EXPECT_EQ((base).cqs, __now.cqs);				\
+	EXPECT_EQ((base).qps, __now.qps);				\
+	EXPECT_EQ((base).mrs, __now.mrs);				\
+} while (0)
 
 /*
  * Reads a sysfs file as a string without its trailing newline; returns the

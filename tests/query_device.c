@@ -70,7 +70,7 @@ TEST_F(device, query_device)
 
 	EXPECT_EQ((uint32_t)QHCA_PCI_VENDOR_ID, attr.vendor_id);
 	EXPECT_EQ((uint32_t)QHCA_PCI_DEVICE_ID, attr.vendor_part_id);
-	EXPECT_EQ((uint32_t)QHCA_VERSION_1_0, attr.hw_ver);
+	EXPECT_EQ((uint32_t)QHCA_VERSION_CURRENT, attr.hw_ver);
 	EXPECT_EQ(1, attr.phys_port_cnt);
 
 	EXPECT_EQ(QHCA_DEFAULT_NODE_GUID, be64toh(attr.node_guid));

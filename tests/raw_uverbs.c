@@ -214,7 +214,7 @@ TEST_F(raw, get_context)
 	EXPECT_EQ(QHCA_DB_PAGE_SIZE, drv->db_page_size);
 	EXPECT_GT((__u32)QHCA_DEFAULT_MAX_UARS, drv->uar_index);
 	EXPECT_EQ(256U, drv->max_inline_data);
-	EXPECT_EQ((__u32)QHCA_VERSION_1_0, drv->hw_version);
+	EXPECT_EQ((__u32)QHCA_VERSION_CURRENT, drv->hw_version);
 	/* An mmap() offset is a whole number of pages. */
 	EXPECT_EQ(0ULL, drv->db_mmap_key % QHCA_DB_PAGE_SIZE);
 	EXPECT_TRUE(untouched(&self->ctx, sizeof(self->ctx.core) +

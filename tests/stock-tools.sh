@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The stock RDMA tools of the distribution on qhca0, server and client in
+# this one guest on the one HCA (the port's LID is both ends' address):
+# ibv_rc_pingpong with its data check, polled and with completion events,
+# and the perftest suite over RC, each with a bounded number of iterations
+# so that it ends in seconds even under TCG.  One TAP line per run.
+#
+# A run passes when server and client both exit 0 within the time limit.
+# perftest measures its clock against /proc/cpuinfo, which disagrees with
+# itself under TCG: -F makes that a warning, and a failed perftest run is
+# tried once more before it counts.  perftest's output is block buffered
+# when it is not a terminal, so it runs under stdbuf -oL, which keeps the
+# log of a run that is killed by its timeout.
+#
+# Environment: QHCA_TOOL_TIMEOUT (seconds per run, default 180).
+set -uo pipefail
+
+ibdev=qhca0
+limit=${QHCA_TOOL_TIMEOUT:-180}
+host=127.0.0.1
+tcp_port=$((20000 + $$ % 20000))
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+num=0
+failed=0
+
+result() {
+	num=$((num + 1))
+	printf '%s %d %s\n' "$1" "$num" "$2"
+	[ "$1" = ok ] || failed=1
+}
+
+# diag_file FILE [LINES]: the end of a log, as TAP diagnostics.
+diag_file() {
+	local line
+	tail -n "${2:-25}" "$1" | while IFS= read -r line; do
+		line=${line//# SKIP/#  SKIP}
+		printf '#   %s\n' "$line"
+	done
+}
+
+# listening PORT: whether something listens on TCP port PORT.
+listening() {
+	[ -n "$(ss -ltnH "sport = :$1" 2>/dev/null)" ]
+}
+
+# run_pair NAME CMD...: CMD as server, then CMD with the server's address as
+# client, on a fresh TCP port; 0 when both succeed.  Logs in $logs/NAME.*.
+run_pair() {
+	local name=$1 port spid src crc i
+	shift
+	tcp_port=$((tcp_port + 1))
+	port=$tcp_port
+
+	timeout -k 5 "$limit" stdbuf -oL -eL "$@" -p "$port" \
+		> "$logs/$name.server" 2>&1 &
+	spid=$!
+	for i in $(seq 100); do
+		listening "$port" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	timeout -k 5 "$limit" stdbuf -oL -eL "$@" -p "$port" "$host" \
+		> "$logs/$name.client" 2>&1
+	crc=$?
+	# A client that failed early leaves the server waiting: end it.
+	for i in $(seq 50); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$spid" 2>/dev/null
+	wait "$spid"
+	src=$?
+	echo "server exit $src, client exit $crc" > "$logs/$name.status"
+	[ "$crc" = 0 ] && [ "$src" = 0 ]
+}
+
+# check NAME TRIES CMD...: one TAP line for run_pair, tried up to TRIES times.
+check() {
+	local name=$1 tries=$2 try start
+	shift 2
+	start=$SECONDS
+	for ((try = 1; try <= tries; try++)); do
+		if run_pair "$name" "$@"; then
+			# The client's summary line, for the record.
+			diag_file "$logs/$name.client" 3
+			result ok "$name ($((SECONDS - start)) s)"
+			return
+		fi
+		printf '# %s: try %d failed: %s\n' "$name" "$try" \
+			"$(cat "$logs/$name.status")"
+	done
+	printf '# %s server: %s\n' "$name" "$*"
+	diag_file "$logs/$name.server"
+	printf '# %s client:\n' "$name"
+	diag_file "$logs/$name.client"
+	result "not ok" "$name"
+}
+
+echo "TAP version 13"
+if [ ! -e "/sys/class/infiniband/$ibdev" ]; then
+	echo "1..0 # SKIP no $ibdev"
+	exit 4
+fi
+
+# ibv_rc_pingpong: -c checks every received buffer.
+pp=(ibv_rc_pingpong -d "$ibdev" -i 1 -c -n 1000)
+for size in 1 4096 1048576; do
+	check "ibv_rc_pingpong -s $size" 1 "${pp[@]}" -s "$size"
+	check "ibv_rc_pingpong -s $size -e" 1 "${pp[@]}" -s "$size" -e
+done
+
+pt=(-d "$ibdev" -i 1 -F -c RC)
+check "ib_send_bw" 2 ib_send_bw "${pt[@]}" -n 200
+check "ib_send_lat" 2 ib_send_lat "${pt[@]}" -n 200
+check "ib_write_bw -a" 2 ib_write_bw "${pt[@]}" -n 20 -a
+check "ib_write_lat" 2 ib_write_lat "${pt[@]}" -n 200
+check "ib_read_bw -q 2" 2 ib_read_bw "${pt[@]}" -n 100 -q 2
+check "ib_read_lat" 2 ib_read_lat "${pt[@]}" -n 200
+check "ib_atomic_bw" 2 ib_atomic_bw -d "$ibdev" -i 1 -F -n 200
+check "ib_atomic_bw -A CMP_AND_SWAP" 2 ib_atomic_bw -d "$ibdev" -i 1 -F \
+	-n 200 -A CMP_AND_SWAP
+check "ib_atomic_lat" 2 ib_atomic_lat -d "$ibdev" -i 1 -F -n 200
+
+echo "1..$num"
+exit $failed
