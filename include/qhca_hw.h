@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * qhca hardware interface, version 1.1.
+ * qhca hardware interface, version 1.2.
  *
  * This is the one description of the device's registers, admin commands,
  * queues and entries.  The QEMU device model, the Linux driver and the
@@ -101,7 +101,8 @@
 #define QHCA_MAGIC			0x41434851	/* "QHCA" */
 #define QHCA_VERSION_1_0		0x00010000
 #define QHCA_VERSION_1_1		0x00010001
-#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_1
+#define QHCA_VERSION_1_2		0x00010002
+#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_2
 
 /* CAPS: no optional capabilities are defined in version 1.0. */
 #define QHCA_CAP_RSVD			0xffffffff
@@ -147,6 +148,11 @@ enum qhca_aq_opcode {
 	QHCA_CMD_QUERY_QP	= 0x10,
 	QHCA_CMD_DESTROY_QP	= 0x11,
 	QHCA_CMD_QUERY_COUNTERS	= 0x12,
+	/* 1.2 */
+	QHCA_CMD_CREATE_SRQ	= 0x13,
+	QHCA_CMD_MODIFY_SRQ	= 0x14,
+	QHCA_CMD_QUERY_SRQ	= 0x15,
+	QHCA_CMD_DESTROY_SRQ	= 0x16,
 };
 
 enum qhca_aq_status {
@@ -227,12 +233,18 @@ struct qhca_device_attr {
 	__u8 atomic_cap;	/* 0 none, 1 HCA, 2 global (as ib_atomic_cap) */
 	__u8 local_ca_ack_delay;
 	__u8 rsvd0[5];
-	__le32 rsvd1[6];
+	__le32 hca_core_clock;	/* kHz of the CQE timestamp clock (1.2) */
+	__le32 rsvd1[5];
 };
 QHCA_ASSERT_SIZE(qhca_device_attr, 160);
 
 #define QHCA_DEV_CAP_RC_RNR_NAK_GEN	0x00000001
 #define QHCA_DEV_CAP_PORT_ACTIVE_EVENT	0x00000002
+/* 1.2 */
+#define QHCA_DEV_CAP_UD			0x00000004
+#define QHCA_DEV_CAP_UC			0x00000008
+#define QHCA_DEV_CAP_SRQ		0x00000010
+#define QHCA_DEV_CAP_CQE_TIMESTAMP	0x00000020
 
 /* QUERY_PORT: payload struct qhca_cmd_query_port; response qhca_port_attr. */
 struct qhca_cmd_query_port {
@@ -305,7 +317,8 @@ struct qhca_stats {
 	__le32 cqs;
 	__le32 qps;
 	__le32 mrs;
-	__le32 rsvd0[2];
+	__le32 srqs;		/* 1.2 */
+	__le32 rsvd0;
 	__le64 admin_cmds;	/* admin commands executed */
 	__le64 admin_errors;	/* admin commands that did not succeed */
 	__le64 doorbells;	/* doorbell page writes */
@@ -326,6 +339,10 @@ enum qhca_event_type {
 	QHCA_EVENT_DEVICE_FATAL	= 6,
 	QHCA_EVENT_QP_REQ_ERR	= 7,	/* data: QP number */
 	QHCA_EVENT_QP_ACCESS_ERR = 8,	/* data: QP number */
+	/* 1.2 */
+	QHCA_EVENT_SRQ_LIMIT	= 9,	/* data: SRQ number */
+	QHCA_EVENT_QP_LAST_WQE	= 10,	/* data: QP number */
+	QHCA_EVENT_SRQ_ERR	= 11,	/* data: SRQ number */
 };
 
 /* Written with the phase bit last, with the same phase rule as the AQ CQ. */
@@ -354,6 +371,7 @@ QHCA_ASSERT_SIZE(qhca_eqe, 16);
 #define QHCA_DB_RQ		0x008	/* RQ producer index */
 #define QHCA_DB_CQ_ARM		0x010	/* arm: next completion */
 #define QHCA_DB_CQ_ARM_SOL	0x018	/* arm: next solicited or error */
+#define QHCA_DB_SRQ		0x020	/* SRQ producer index (1.2) */
 #define   QHCA_DB_QUEUE_IDX	0x0000ffff	/* producer/consumer index */
 #define   QHCA_DB_QUEUE_NUM	0xffff0000	/* QP or CQ number */
 
@@ -425,8 +443,10 @@ struct qhca_cmd_create_cq {
 QHCA_ASSERT_SIZE(qhca_cmd_create_cq, 40);
 
 /* QP types. */
-enum qhca_qp_type {
-	QHCA_QPT_RC	= 2,	/* as enum ib_qp_type */
+enum qhca_qp_type {		/* as enum ib_qp_type */
+	QHCA_QPT_RC	= 2,
+	QHCA_QPT_UC	= 3,	/* 1.2 */
+	QHCA_QPT_UD	= 4,	/* 1.2 */
 };
 
 /* QP states: the values of enum ib_qp_state. */
@@ -458,11 +478,17 @@ struct qhca_cmd_create_qp {
 	__u8 sq_stride_log2;	/* 6 .. 10: 64 .. 1024-byte WQEs */
 	__u8 rq_depth_log2;
 	__u8 rq_stride_log2;	/* 4 .. 10 */
-	__u8 rsvd[6];
+	__le16 srqn;		/* with QHCA_QP_F_SRQ (1.2) */
+	__u8 rsvd[4];
 };
 QHCA_ASSERT_SIZE(qhca_cmd_create_qp, 40);
 #define QHCA_QP_F_SQ_SIG_ALL		0x01
-#define QHCA_QP_F_RSVD			0xfe
+/*
+ * 1.2: receives come from SRQ srqn (of the same PD); the QP has no RQ and
+ * rq_addr, rq_depth_log2 and rq_stride_log2 are zero.
+ */
+#define QHCA_QP_F_SRQ			0x02
+#define QHCA_QP_F_RSVD			0xfc
 #define QHCA_SQ_MIN_STRIDE_LOG2		6
 #define QHCA_RQ_MIN_STRIDE_LOG2		4
 #define QHCA_WQE_MAX_STRIDE_LOG2	10
@@ -480,7 +506,8 @@ QHCA_ASSERT_SIZE(qhca_cmd_create_qp, 40);
 #define QHCA_QP_ATTR_MIN_RNR_TIMER	0x0200
 #define QHCA_QP_ATTR_MAX_RD_ATOMIC	0x0400
 #define QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	0x0800
-#define QHCA_QP_ATTR_RSVD		0xfffff000
+#define QHCA_QP_ATTR_QKEY		0x1000	/* UD (1.2) */
+#define QHCA_QP_ATTR_RSVD		0xffffe000
 
 /*
  * MODIFY_QP: no result.  The device checks the transition (the table of
@@ -505,7 +532,8 @@ struct qhca_cmd_modify_qp {
 	__u8 min_rnr_timer;	/* IB encoding, 0 .. 31 */
 	__u8 max_rd_atomic;
 	__u8 max_dest_rd_atomic;
-	__le32 rsvd[2];
+	__le32 qkey;		/* UD (1.2) */
+	__le32 rsvd;
 };
 QHCA_ASSERT_SIZE(qhca_cmd_modify_qp, 40);
 
@@ -532,8 +560,9 @@ struct qhca_qp_attr {
 	__u8 max_dest_rd_atomic;
 	__u8 type;
 	__u8 flags;
-	__le16 rsvd0;
-	__le32 rsvd1[6];
+	__le16 srqn;		/* 1.2 */
+	__le32 qkey;		/* 1.2 */
+	__le32 rsvd1[5];
 };
 QHCA_ASSERT_SIZE(qhca_qp_attr, 64);
 
@@ -563,6 +592,10 @@ enum qhca_counter {
 	QHCA_CNT_BAD_DOORBELLS,
 	QHCA_CNT_COMPLETION_EVENTS,
 	QHCA_CNT_ASYNC_EVENTS,
+	/* 1.2 */
+	QHCA_CNT_RX_DROPS,		/* UD/UC messages dropped silently */
+	QHCA_CNT_QKEY_VIOLATIONS,	/* UD messages with a bad Q_Key */
+	QHCA_CNT_SRQ_WQES,		/* SRQ receive WQEs consumed */
 	QHCA_CNT_NUM
 };
 
@@ -614,6 +647,41 @@ QHCA_ASSERT_SIZE(qhca_sq_wqe, 64);
 #define QHCA_WQE_F_INLINE		0x08
 #define QHCA_WQE_F_RSVD			0xf0
 
+/*
+ * 1.2: the send WQE of a UD QP carries its address vector where an RC WQE
+ * has its remote address and atomic operands.  wr_id, opcode (SEND or
+ * SEND_WITH_IMM only), flags, num_sge, imm_data and inline_len are where
+ * struct qhca_sq_wqe has them, and SGEs or inline data follow the header.
+ * A message longer than the path MTU of the port is LOC_LEN_ERR.
+ */
+struct qhca_sq_wqe_ud {
+	__le64 wr_id;
+	__u8 opcode;		/* QHCA_WR_SEND or QHCA_WR_SEND_WITH_IMM */
+	__u8 flags;		/* QHCA_WQE_F_* */
+	__u8 num_sge;
+	__u8 rsvd0;
+	__be32 imm_data;
+	__le32 dest_qpn;	/* 24 bits; 0xffffff is the multicast QPN */
+	__le32 qkey;		/* bit 31 set: use the QP's own Q_Key */
+	__le16 dlid;
+	__u8 sl;		/* 0 .. 15 */
+	__u8 av_flags;		/* QHCA_AV_F_* */
+	__le32 inline_len;
+	__u8 dgid[16];		/* with QHCA_AV_F_GRH, network byte order */
+	__le32 flow_label;	/* 20 bits */
+	__u8 hop_limit;
+	__u8 traffic_class;
+	__u8 sgid_index;
+	__u8 rsvd1;
+	__le32 rsvd2[2];
+};
+QHCA_ASSERT_SIZE(qhca_sq_wqe_ud, 64);
+#define QHCA_AV_F_GRH			0x01
+#define QHCA_AV_F_RSVD			0xfe
+#define QHCA_UD_QPN_MASK		0x00ffffff
+/* The GRH the device writes at the start of every UD receive buffer. */
+#define QHCA_UD_GRH_SIZE		40
+
 struct qhca_sge {
 	__le64 addr;
 	__le32 length;
@@ -628,6 +696,65 @@ struct qhca_rq_wqe {
 	__u8 rsvd[7];
 };
 QHCA_ASSERT_SIZE(qhca_rq_wqe, 16);
+
+/* ------------------------------------------------------------------ */
+/* Shared receive queues (1.2)                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * CREATE_SRQ: result is the SRQ number (1 .. max_srq; 0 is never used).
+ * The ring is 2^depth_log2 receive WQEs (struct qhca_rq_wqe and its SGEs)
+ * of 2^stride_log2 bytes, contiguous in guest RAM.  The producer rings
+ * QHCA_DB_SRQ of the UAR page uar with [31:16] the SRQ number and [15:0]
+ * the free-running producer index.  QPs created with QHCA_QP_F_SRQ take
+ * their receive WQEs from it in ring order.
+ */
+struct qhca_cmd_create_srq {
+	__le64 ring_addr;	/* QHCA_QUEUE_ALIGN aligned */
+	__le32 pdn;
+	__le32 uar;
+	__u8 depth_log2;	/* 1 .. log2(max_srq_wr) */
+	__u8 stride_log2;	/* 4 .. 10 */
+	__le16 rsvd0;
+	__le32 limit;		/* 0: not armed; else as MODIFY_SRQ */
+	__le64 rsvd1[2];
+};
+QHCA_ASSERT_SIZE(qhca_cmd_create_srq, 40);
+
+/*
+ * MODIFY_SRQ: arm the limit.  When a WQE is taken and fewer than limit
+ * WQEs remain posted, the device posts one SRQ_LIMIT event and disarms
+ * (limit reads 0 again).  A limit of 0 disarms; a limit larger than the
+ * ring is BAD_PARAM.
+ */
+struct qhca_cmd_modify_srq {
+	__le32 srqn;
+	__le32 attr_mask;	/* QHCA_SRQ_ATTR_* */
+	__le32 limit;
+	__le32 rsvd;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_modify_srq, 16);
+#define QHCA_SRQ_ATTR_LIMIT		0x0001
+#define QHCA_SRQ_ATTR_RSVD		0xfffffffe
+
+/* QUERY_SRQ: payload struct qhca_cmd_handle; response qhca_srq_attr. */
+struct qhca_srq_attr {
+	__le32 srqn;
+	__le32 limit;		/* armed limit, 0 if none */
+	__le32 pdn;
+	__le16 pi;		/* producer index from the last doorbell */
+	__le16 ci;		/* WQEs consumed, free-running */
+	__u8 depth_log2;
+	__u8 stride_log2;
+	__u8 state;		/* QHCA_SRQ_STATE_* */
+	__u8 rsvd0;
+	__le32 qp_refs;		/* QPs attached */
+	__le32 rsvd1[2];
+};
+QHCA_ASSERT_SIZE(qhca_srq_attr, 32);
+#define QHCA_SRQ_STATE_READY		0
+#define QHCA_SRQ_STATE_ERR		1	/* ring access failed */
+/* DESTROY_SRQ: payload qhca_cmd_handle; BAD_STATE while QPs use it. */
 
 /* ------------------------------------------------------------------ */
 /* Completion queue entries                                            */
@@ -667,24 +794,34 @@ enum qhca_wc_status {
  * the admin CQ).  wqe_idx is the free-running 16-bit index, in its SQ or
  * RQ, of the WQE this completes: a completed send WQE frees its slot and
  * every earlier one.  opcode is valid in error and flush CQEs too; its
- * bit 7 tells receives from sends.
+ * bit 7 tells receives from sends.  1.2 made the entry 64 bytes, for the
+ * timestamp and the fields of UD receives.
  */
 struct qhca_cqe {
 	__le64 wr_id;
 	__le32 byte_len;
 	__be32 imm_data;	/* as posted, with QHCA_CQE_F_IMM */
 	__le32 qpn;
-	__le32 src_qp;
+	__le32 src_qp;		/* receives: the sender's QPN */
 	__le16 wqe_idx;
-	__le16 slid;
+	__le16 slid;		/* receives: the sender's LID */
 	__u8 opcode;		/* enum qhca_wc_opcode */
 	__u8 status;		/* enum qhca_wc_status */
 	__u8 flags;		/* QHCA_CQE_F_* */
+	__u8 sl;		/* UD receives: the sender's SL */
+	__le64 timestamp;	/* device clock at completion, ns */
+	__le16 srqn;		/* receives from an SRQ: its number */
+	__le16 pkey_index;	/* UD receives */
+	__u8 dlid_path_bits;	/* UD receives */
+	__u8 rsvd0[3];
+	__le32 rsvd1[3];
+	__u8 rsvd2[3];
 	__u8 owner;		/* QHCA_CQE_OWNER_PHASE, written last */
 };
-QHCA_ASSERT_SIZE(qhca_cqe, 32);
+QHCA_ASSERT_SIZE(qhca_cqe, 64);
 #define QHCA_CQE_F_IMM			0x01
 #define QHCA_CQE_F_SOLICITED		0x02
+#define QHCA_CQE_F_GRH			0x04	/* UD receive had a GRH */
 #define QHCA_CQE_OWNER_PHASE		0x01
 
 #endif /* QHCA_HW_H */

@@ -30,3 +30,12 @@ apt_private() {
 	"$QHCA_TOP"/tools/deps/apt-private
 	export QHCA_APT_CONFIG=$QHCA_BUILD/apt/apt.conf
 }
+
+# build_lock NAME: hold build/.lock-NAME until the script exits, so that two
+# builds of the same part (two terminals, a test run beside an edit) never
+# run their compilers over each other's outputs.
+build_lock() {
+	local fd
+	exec {fd}>"$QHCA_BUILD/.lock-$1"
+	flock "$fd"
+}

@@ -278,9 +278,11 @@ static DpCq *dp_cq(Dp *dp, uint8_t depth_log2)
     struct qhca_cmd_create_cq c = { 0 };
 
     cq->entries = 1u << depth_log2;
-    cq->ring = guest_alloc(&dp->t->alloc, cq->entries * 32);
+    cq->ring = guest_alloc(&dp->t->alloc,
+                           cq->entries * sizeof(struct qhca_cqe));
     cq->dbrec = guest_alloc(&dp->t->alloc, 64);
-    qtest_memset(dp->t->qts, cq->ring, 0, cq->entries * 32);
+    qtest_memset(dp->t->qts, cq->ring, 0,
+                 cq->entries * sizeof(struct qhca_cqe));
     qtest_memset(dp->t->qts, cq->dbrec, 0, 4);
     c.ring_addr = cpu_to_le64(cq->ring);
     c.dbrec_addr = cpu_to_le64(cq->dbrec);
@@ -301,7 +303,7 @@ static bool dp_cqe_ready(void *opaque)
 {
     DpCqPoll *p = opaque;
     DpCq *cq = p->cq;
-    uint64_t slot = cq->ring + (cq->ci & (cq->entries - 1)) * 32;
+    uint64_t slot = cq->ring + (cq->ci & (cq->entries - 1)) * sizeof(struct qhca_cqe);
     uint8_t phase = ((cq->ci / cq->entries) & 1) ^ 1;
     uint8_t owner = qtest_readb(p->dp->t->qts,
                                 slot + offsetof(struct qhca_cqe, owner));
@@ -318,8 +320,8 @@ static bool dp_poll(Dp *dp, DpCq *cq, struct qhca_cqe *cqe, bool wait)
     if (!(wait ? dp_wait(dp_cqe_ready, &p) : dp_cqe_ready(&p))) {
         return false;
     }
-    qtest_memread(dp->t->qts, cq->ring + (cq->ci & (cq->entries - 1)) * 32,
-                  cqe, sizeof(*cqe));
+    qtest_memread(dp->t->qts, cq->ring + (cq->ci & (cq->entries - 1)) *
+                  sizeof(*cqe), cqe, sizeof(*cqe));
     cq->ci++;
     rec = cpu_to_le32(cq->ci);
     qtest_memwrite(dp->t->qts, cq->dbrec, &rec, sizeof(rec));
@@ -913,10 +915,10 @@ static void test_qp_create(void)
     c.rq_stride_log2 = 3;
     g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
     c = good;
-    c.flags = 0x02;
+    c.flags = 0x80;
     g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
     c = good;
-    c.rsvd[5] = 1;
+    c.rsvd[3] = 1;
     g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
     c = good;
     c.sq_addr = cpu_to_le64(le64_to_cpu(c.sq_addr) + 16);
@@ -1044,9 +1046,9 @@ static void test_qp_states(void)
     m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask | 0x1000);
     g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
     m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask);
-    m.rsvd[1] = 1;
+    m.rsvd = 1;
     g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
-    m.rsvd[1] = 0;
+    m.rsvd = 0;
     g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_INIT);
     g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
     a = dp_query_qp(dp, qp);

@@ -51,7 +51,7 @@ void qhca_stop(QhcaTest *t)
 /* The device survived whatever the test did to it. */
 void qt_assert_alive(QhcaTest *t)
 {
-    g_assert_cmphex(qt_rd(t, QHCA_REG_VERSION), ==, QHCA_VERSION_1_1);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_VERSION), ==, QHCA_VERSION_CURRENT);
     g_assert_cmphex(qt_rd(t, QHCA_REG_MAGIC), ==, QHCA_MAGIC);
 }
 

@@ -34,6 +34,9 @@ static const struct rdma_stat_desc qhca_counter_descs[] = {
 	[QHCA_CNT_BAD_DOORBELLS].name = "bad_doorbells",
 	[QHCA_CNT_COMPLETION_EVENTS].name = "completion_events",
 	[QHCA_CNT_ASYNC_EVENTS].name = "async_events",
+	[QHCA_CNT_RX_DROPS].name = "rx_drops",
+	[QHCA_CNT_QKEY_VIOLATIONS].name = "qkey_violations",
+	[QHCA_CNT_SRQ_WQES].name = "srq_wqes",
 };
 
 static_assert(ARRAY_SIZE(qhca_counter_descs) == QHCA_CNT_NUM);

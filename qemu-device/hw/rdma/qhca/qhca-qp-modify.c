@@ -168,7 +168,7 @@ uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
     uint8_t cur, next;
     QhcaQp *qp;
 
-    if (p->rsvd[0] || p->rsvd[1] || (mask & QHCA_QP_ATTR_RSVD)) {
+    if (p->rsvd || (mask & QHCA_QP_ATTR_RSVD)) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                "reserved field set");
     }
