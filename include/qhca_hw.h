@@ -153,6 +153,8 @@ enum qhca_aq_opcode {
 	QHCA_CMD_MODIFY_SRQ	= 0x14,
 	QHCA_CMD_QUERY_SRQ	= 0x15,
 	QHCA_CMD_DESTROY_SRQ	= 0x16,
+	QHCA_CMD_ATTACH_MCAST	= 0x17,
+	QHCA_CMD_DETACH_MCAST	= 0x18,
 };
 
 enum qhca_aq_status {
@@ -681,6 +683,25 @@ QHCA_ASSERT_SIZE(qhca_sq_wqe_ud, 64);
 #define QHCA_UD_QPN_MASK		0x00ffffff
 /* The GRH the device writes at the start of every UD receive buffer. */
 #define QHCA_UD_GRH_SIZE		40
+
+/*
+ * ATTACH_MCAST / DETACH_MCAST (1.2): UD QP qpn joins or leaves the
+ * multicast group mgid (first byte 0xff) with multicast LID mlid.  A UD
+ * send to QPN 0xffffff and DLID mlid, with a GRH whose DGID is mgid,
+ * reaches every QP attached, each checking its Q_Key.  No result.
+ */
+struct qhca_cmd_mcast {
+	__le32 qpn;
+	__le16 mlid;		/* QHCA_MCAST_LID_MIN .. QHCA_MCAST_LID_MAX */
+	__le16 rsvd0;
+	__u8 mgid[16];		/* network byte order */
+	__le64 rsvd1;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_mcast, 32);
+#define QHCA_MCAST_LID_MIN		0xc000
+#define QHCA_MCAST_LID_MAX		0xfffe
+#define QHCA_MAX_MCAST_GROUPS		64
+#define QHCA_MAX_MCAST_QP_ATTACH	16	/* QPs per group */
 
 struct qhca_sge {
 	__le64 addr;

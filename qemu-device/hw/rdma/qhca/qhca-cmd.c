@@ -68,6 +68,25 @@ static const QhcaCmdDesc qhca_cmds[] = {
     [QHCA_CMD_QUERY_COUNTERS] = {
         "QUERY_COUNTERS", 0, sizeof(struct qhca_counters)
     },
+    [QHCA_CMD_CREATE_SRQ] = {
+        "CREATE_SRQ", sizeof(struct qhca_cmd_create_srq), 0
+    },
+    [QHCA_CMD_MODIFY_SRQ] = {
+        "MODIFY_SRQ", sizeof(struct qhca_cmd_modify_srq), 0
+    },
+    [QHCA_CMD_QUERY_SRQ] = {
+        "QUERY_SRQ", sizeof(struct qhca_cmd_handle),
+        sizeof(struct qhca_srq_attr)
+    },
+    [QHCA_CMD_DESTROY_SRQ] = {
+        "DESTROY_SRQ", sizeof(struct qhca_cmd_handle), 0
+    },
+    [QHCA_CMD_ATTACH_MCAST] = {
+        "ATTACH_MCAST", sizeof(struct qhca_cmd_mcast), 0
+    },
+    [QHCA_CMD_DETACH_MCAST] = {
+        "DETACH_MCAST", sizeof(struct qhca_cmd_mcast), 0
+    },
 };
 
 typedef union QhcaCmdParams {
@@ -78,6 +97,9 @@ typedef union QhcaCmdParams {
     struct qhca_cmd_create_cq create_cq;
     struct qhca_cmd_create_qp create_qp;
     struct qhca_cmd_modify_qp modify_qp;
+    struct qhca_cmd_create_srq create_srq;
+    struct qhca_cmd_modify_srq modify_srq;
+    struct qhca_cmd_mcast mcast;
     uint8_t raw[QHCA_AQ_PAYLOAD_SIZE];
 } QhcaCmdParams;
 
@@ -87,6 +109,7 @@ typedef union QhcaCmdResp {
     struct qhca_stats stats;
     struct qhca_qp_attr qp;
     struct qhca_counters counters;
+    struct qhca_srq_attr srq;
 } QhcaCmdResp;
 
 /*
@@ -136,12 +159,20 @@ static uint8_t qhca_cmd_query_device(QhcaState *s, const QhcaCmd *cmd,
     attr->max_qp_rd_atom = cpu_to_le32(QHCA_MAX_RD_ATOMIC);
     attr->max_qp_init_rd_atom = cpu_to_le32(QHCA_MAX_RD_ATOMIC);
     attr->max_inline_data = cpu_to_le32(QHCA_MAX_INLINE);
+    attr->max_srq = cpu_to_le32(p->max_srqs);
+    attr->max_srq_wr = cpu_to_le32(p->max_srq_wr);
+    attr->max_srq_sge = cpu_to_le32(QHCA_MAX_SGE);
     attr->max_uar = cpu_to_le32(p->max_uars);
     attr->max_eq = cpu_to_le32(p->max_eqs);
     attr->max_eqe = cpu_to_le32(QHCA_MAX_EQE);
     attr->max_pkeys = cpu_to_le32(1);
     attr->device_cap_flags = cpu_to_le32(QHCA_DEV_CAP_RC_RNR_NAK_GEN |
-                                         QHCA_DEV_CAP_PORT_ACTIVE_EVENT);
+                                         QHCA_DEV_CAP_PORT_ACTIVE_EVENT |
+                                         QHCA_DEV_CAP_SRQ |
+                                         QHCA_DEV_CAP_UD | QHCA_DEV_CAP_UC |
+                                         QHCA_DEV_CAP_CQE_TIMESTAMP);
+    /* CQE timestamps count nanoseconds (qhca_cq_post()): a 1 GHz clock. */
+    attr->hca_core_clock = cpu_to_le32(QHCA_CQE_CLOCK_KHZ);
     attr->num_ports = 1;
     attr->atomic_cap = 1;
     attr->local_ca_ack_delay = 16;
@@ -239,6 +270,10 @@ static uint8_t qhca_cmd_on_handle(QhcaState *s, const QhcaCmd *cmd,
         return qhca_qp_query(s, cmd, handle, &out->qp);
     case QHCA_CMD_DESTROY_QP:
         return qhca_qp_destroy(s, cmd, handle);
+    case QHCA_CMD_QUERY_SRQ:
+        return qhca_srq_query(s, cmd, handle, &out->srq);
+    case QHCA_CMD_DESTROY_SRQ:
+        return qhca_srq_destroy(s, cmd, handle);
     default:
         g_assert_not_reached();
     }
@@ -253,6 +288,7 @@ static uint8_t qhca_cmd_query_stats(QhcaState *s, const QhcaCmd *cmd,
     st->cqs = cpu_to_le32(s->cqs.used);
     st->qps = cpu_to_le32(s->qps.used);
     st->mrs = cpu_to_le32(s->mrs.used);
+    st->srqs = cpu_to_le32(s->srqs.used);
     st->admin_cmds = cpu_to_le64(s->counters.admin_cmds);
     st->admin_errors = cpu_to_le64(s->counters.admin_errors);
     st->doorbells = cpu_to_le64(qatomic_read(&s->counters.doorbells));
@@ -296,7 +332,16 @@ static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
     case QHCA_CMD_DESTROY_CQ:
     case QHCA_CMD_QUERY_QP:
     case QHCA_CMD_DESTROY_QP:
+    case QHCA_CMD_QUERY_SRQ:
+    case QHCA_CMD_DESTROY_SRQ:
         return qhca_cmd_on_handle(s, cmd, &in->handle, out);
+    case QHCA_CMD_CREATE_SRQ:
+        return qhca_srq_create(s, cmd, &in->create_srq, result);
+    case QHCA_CMD_MODIFY_SRQ:
+        return qhca_srq_modify(s, cmd, &in->modify_srq);
+    case QHCA_CMD_ATTACH_MCAST:
+    case QHCA_CMD_DETACH_MCAST:
+        return qhca_mcast_cmd(s, cmd, &in->mcast);
     case QHCA_CMD_QUERY_STATS:
         return qhca_cmd_query_stats(s, cmd, &out->stats);
     case QHCA_CMD_REG_MR:

@@ -210,6 +210,13 @@ bool qhca_cq_post(QhcaState *s, uint32_t cqn, struct qhca_cqe *cqe)
     addr = cq->ring + ((uint64_t)(cq->pi & (cq->entries - 1)) *
                        sizeof(*cqe));
     phase = ((cq->pi >> cq->depth_log2) & 1) ^ 1;
+    /*
+     * The timestamp is QEMU_CLOCK_VIRTUAL in ns (QHCA_CQE_CLOCK_KHZ), not
+     * the host's clock: it is the clock the guest keeps its time by and the
+     * transport timers run on, it stands still while the VM is stopped, and
+     * it moves with the VM when it migrates.
+     */
+    cqe->timestamp = cpu_to_le64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     cqe->owner = 0;
     if (!qhca_dma_write_entry(s, addr, cqe, sizeof(*cqe),
                               offsetof(struct qhca_cqe, owner), phase)) {

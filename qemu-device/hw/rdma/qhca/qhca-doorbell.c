@@ -4,9 +4,10 @@
  * space, so everything written here may come from an unprivileged process.
  *
  * A doorbell only records: the index goes to an atomic field of its QP or
- * CQ, which is handed to the engine thread (qhca-engine.c).  The handler
- * never takes the device lock, so a vCPU ringing a doorbell never waits
- * for the engine.  It reads the object's fields without the lock to
+ * CQ, which is handed to the engine (qhca-engine.c; for a QP, the engine
+ * may run its round right here when it is idle).  The handler never waits
+ * for the device lock (it only tries it), so a vCPU ringing a doorbell
+ * never waits for the engine.  It reads the object's fields without the lock to
  * reject bad doorbells at once (ERROR = BAD_DOORBELL, as the spec wants);
  * the engine checks the index again before it uses it.
  */
@@ -21,6 +22,7 @@ static bool qhca_db_offset_valid(uint32_t offset)
     case QHCA_DB_RQ:
     case QHCA_DB_CQ_ARM:
     case QHCA_DB_CQ_ARM_SOL:
+    case QHCA_DB_SRQ:
         return true;
     default:
         return false;
@@ -56,6 +58,10 @@ static void qhca_db_qp(QhcaState *s, uint64_t page, uint32_t offset,
         qhca_db_bad(s, page, offset, val, "QP of another UAR");
         return;
     }
+    if (!sq && (qatomic_read(&qp->flags) & QHCA_QP_F_SRQ)) {
+        qhca_db_bad(s, page, offset, val, "QP on an SRQ has no RQ");
+        return;
+    }
     if (qatomic_read(&qp->state) == QHCA_QPS_RESET) {
         trace_qhca_db_ignored(qpn, offset, "QP in RESET");
         return;
@@ -70,10 +76,10 @@ static void qhca_db_qp(QhcaState *s, uint64_t page, uint32_t offset,
     qhca_count(s, QHCA_CNT_DOORBELLS, 1);
     if (sq) {
         qatomic_set(&qp->db_sq_pi, idx);
-        qhca_engine_kick_qp(s, qp, QHCA_KICK_SQ);
+        qhca_engine_doorbell_qp(s, qp, QHCA_KICK_SQ);
     } else {
         qatomic_set(&qp->db_rq_pi, idx);
-        qhca_engine_kick_qp(s, qp, QHCA_KICK_RQ);
+        qhca_engine_doorbell_qp(s, qp, QHCA_KICK_RQ);
     }
 }
 
@@ -132,6 +138,8 @@ static void qhca_db_write(void *opaque, hwaddr addr, uint64_t data,
                          page, offset, size, "no doorbell here");
     } else if (offset == QHCA_DB_SQ || offset == QHCA_DB_RQ) {
         qhca_db_qp(s, page, offset, data);
+    } else if (offset == QHCA_DB_SRQ) {
+        qhca_srq_doorbell(s, page, data);
     } else {
         qhca_db_cq(s, page, offset, data);
     }

@@ -30,6 +30,8 @@
 #define QHCA_MAX_MSG_SIZE       (1ull << 31)
 #define QHCA_MAX_MR_SIZE        (1ull << 40)
 #define QHCA_MAX_MTU            4096
+/* CQE timestamps are QEMU_CLOCK_VIRTUAL nanoseconds: 1 GHz, in kHz. */
+#define QHCA_CQE_CLOCK_KHZ      1000000
 
 /* Handles: CQ 0 and QPs 0 and 1 are never handed out. */
 #define QHCA_FIRST_CQN          1
@@ -92,6 +94,28 @@ typedef struct QhcaCq {
     uint32_t kick;              /* atomic: queued for the engine */
 } QhcaCq;
 
+/* A multicast group (1.2): the UD QPs attached to one MGID. */
+typedef struct QhcaMcast {
+    uint8_t mgid[16];
+    uint16_t mlid;
+    uint8_t nqps;               /* 0: the slot is free */
+    uint32_t qpn[QHCA_MAX_MCAST_QP_ATTACH];
+} QhcaMcast;
+
+/* The address vector of a UD send WQE, checked. */
+typedef struct QhcaAv {
+    uint32_t dest_qpn;
+    uint32_t qkey;              /* resolved: never the "use the QP's" form */
+    uint16_t dlid;
+    uint8_t sl;
+    uint8_t flags;              /* QHCA_AV_F_* */
+    uint8_t dgid[16];
+    uint32_t flow_label;
+    uint8_t hop_limit;
+    uint8_t tclass;
+    uint8_t sgid_index;
+} QhcaAv;
+
 /* A send WQE the requester has taken from the SQ ring. */
 typedef struct QhcaSwqe {
     uint64_t wr_id;
@@ -111,6 +135,7 @@ typedef struct QhcaSwqe {
     uint8_t status;             /* enum qhca_wc_status, once known */
     bool started;               /* has its PSNs */
     bool done;                  /* response in, or failed */
+    QhcaAv av;                  /* UD */
     QhcaSge sge[QHCA_MAX_SGE];
 } QhcaSwqe;
 
@@ -165,6 +190,7 @@ typedef struct QhcaResponder {
     /* The message being received. */
     bool in_send;
     bool in_write;
+    bool drop_msg;              /* UC: dropping up to the next FIRST */
     bool have_rwqe;
     QhcaRwqe rwqe;
     uint32_t rcv_off;
@@ -183,6 +209,30 @@ typedef struct QhcaResponder {
     uint32_t aeth_psn;
 } QhcaResponder;
 
+/*
+ * A shared receive queue (1.2).  Its doorbell only records the index in
+ * db_pi; whoever takes a WQE (the engine, under the lock) applies it
+ * first, so no FIFO entry is needed: a QP waiting for receive WQEs asks
+ * again after its RNR timer anyway.
+ */
+#define QHCA_SRQ_DB_VALID       0x80000000u
+
+typedef struct QhcaSrq {
+    uint32_t srqn;
+    uint32_t uar;               /* racy */
+    uint32_t pdn;
+    uint64_t ring;
+    uint32_t entries;           /* racy */
+    uint8_t depth_log2;
+    uint8_t stride_log2;
+    uint8_t state;              /* QHCA_SRQ_STATE_*; racy */
+    uint32_t limit;             /* armed limit, 0 if none */
+    uint16_t pi;                /* producer index, applied */
+    uint16_t ci;                /* WQEs taken; racy */
+    uint32_t qp_refs;
+    uint32_t db_pi;             /* atomic: QHCA_SRQ_DB_VALID | index */
+} QhcaSrq;
+
 /* Reasons a QP is handed to the engine (QhcaQp.kick). */
 #define QHCA_KICK_SQ            0x1
 #define QHCA_KICK_RQ            0x2
@@ -195,7 +245,10 @@ typedef struct QhcaQp {
     uint32_t pdn;
     uint32_t send_cqn;
     uint32_t recv_cqn;
-    uint8_t flags;              /* QHCA_QP_F_* */
+    uint8_t flags;              /* QHCA_QP_F_*; racy */
+    uint8_t type;               /* enum qhca_qp_type */
+    uint32_t srqn;              /* with QHCA_QP_F_SRQ */
+    bool srq_last_wqe;          /* in ERR: QP_LAST_WQE still to post */
     uint64_t sq_addr;
     uint64_t rq_addr;
     uint32_t sq_entries;        /* racy */
@@ -218,6 +271,7 @@ typedef struct QhcaQp {
     uint8_t min_rnr_timer;
     uint8_t max_rd_atomic;
     uint8_t max_dest_rd_atomic;
+    uint32_t qkey;              /* UD */
 
     /* Rings: producer indices from doorbells, the device's own. */
     uint16_t sq_pi;
@@ -243,6 +297,9 @@ typedef struct QhcaEngine {
     QemuEvent wake;
     bool running;
     bool stop;
+    bool paused;                /* atomic: the VM is stopped */
+    int64_t spin_ns;            /* engine thread only: spin before sleeping */
+    VMChangeStateEntry *vmstate;
 
     /* Objects kicked by doorbells and timers, each queued at most once. */
     QemuSpin fifo_lock;

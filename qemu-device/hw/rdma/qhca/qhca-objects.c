@@ -92,10 +92,12 @@ void qhca_objects_init(QhcaState *s)
     qhca_mr_init(s);
     qhca_cq_init(s);
     qhca_qp_init(s);
+    qhca_srq_init(s);
 }
 
 void qhca_objects_fini(QhcaState *s)
 {
+    qhca_srq_fini(s);
     qhca_qp_fini(s);
     qhca_cq_fini(s);
     qhca_mr_fini(s);
@@ -113,6 +115,7 @@ void qhca_objects_fini(QhcaState *s)
 void qhca_objects_reset(QhcaState *s)
 {
     qhca_qp_reset(s);
+    qhca_srq_reset(s);   /* after the QPs that hold it */
     qhca_cq_reset(s);
     qhca_mr_reset(s);
     qhca_table_reset(&s->uars);

@@ -66,6 +66,11 @@ static bool qhca_check_params(QhcaParams *p, Error **errp)
         qhca_check_range("max-cqe", p->max_cqe, 1, QHCA_MAX_CQE, errp) &&
         qhca_check_range("max-mr-pages", p->max_mr_pages, 1,
                          QHCA_MAX_MR_PAGES, errp) &&
+        qhca_check_range("max-srqs", p->max_srqs, 1, QHCA_MAX_SRQS, errp) &&
+        qhca_check_range("x-engine-spin-us", p->engine_spin_us, 0, 1000,
+                         errp) &&
+        qhca_check_range("max-srq-wr", p->max_srq_wr, 2, QHCA_MAX_SRQ_WR,
+                         errp) &&
         qhca_check_range("msix-vectors", p->msix_vectors,
                          QHCA_MIN_MSIX_VECTORS, QHCA_MAX_MSIX_VECTORS, errp);
 }
@@ -179,6 +184,17 @@ static const Property qhca_props[] = {
     DEFINE_PROP_UINT32("max-mr-pages", QhcaState, params.max_mr_pages,
                        1048576),
     DEFINE_PROP_UINT32("msix-vectors", QhcaState, params.msix_vectors, 8),
+    DEFINE_PROP_UINT32("max-srqs", QhcaState, params.max_srqs, 1024),
+    DEFINE_PROP_UINT32("max-srq-wr", QhcaState, params.max_srq_wr, 4096),
+    /*
+     * Tuning, not interface (qhca-engine.c): the engine thread's spin, and
+     * doorbells running the engine on the vCPU.  Both off by default: on
+     * a busy 2-core host under TCG neither made anything faster.
+     */
+    DEFINE_PROP_UINT32("x-engine-spin-us", QhcaState, params.engine_spin_us,
+                       0),
+    DEFINE_PROP_BOOL("x-engine-inline", QhcaState, params.engine_inline,
+                     false),
 };
 
 /* Guest rings and objects live in guest memory and host tables alike. */

@@ -155,6 +155,9 @@ static void qhca_qp_apply(QhcaQp *qp, const struct qhca_cmd_modify_qp *p,
     if (mask & QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC) {
         qp->max_dest_rd_atomic = p->max_dest_rd_atomic;
     }
+    if (mask & QHCA_QP_ATTR_QKEY) {
+        qp->qkey = le32_to_cpu(p->qkey);
+    }
 }
 
 uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
@@ -186,6 +189,7 @@ uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
                                "transition not allowed");
     }
+    qhca_xport_transition(qp->type, cur, next, &t.required, &t.optional);
     if ((attrs & t.required) != t.required) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                "required attribute missing");

@@ -81,16 +81,22 @@ void qhca_qp_clear(QhcaQp *qp)
     qp->min_rnr_timer = 0;
     qp->max_rd_atomic = 0;
     qp->max_dest_rd_atomic = 0;
+    qp->qkey = 0;
+    qp->srq_last_wqe = false;
 }
 
 static void qhca_qp_free(QhcaState *s, QhcaQp *qp)
 {
+    qhca_mcast_detach_qp(s, qp->qpn);
     qhca_engine_unschedule(s, qp);
     qhca_qp_clear(qp);
     s->pd_refs[qp->pdn]--;
     s->uar_refs[qp->uar]--;
     s->cq[qp->send_cqn].qp_refs--;
     s->cq[qp->recv_cqn].qp_refs--;
+    if (qp->flags & QHCA_QP_F_SRQ) {
+        s->srq[qp->srqn].qp_refs--;
+    }
     g_free(qp->req.win);
     qp->req.win = NULL;
     qp->req.win_size = 0;
@@ -122,17 +128,27 @@ static const char *qhca_qp_check_params(QhcaState *s,
         (p->flags & QHCA_QP_F_RSVD)) {
         return "reserved field set";
     }
-    if (p->type != QHCA_QPT_RC) {
+    if (p->type != QHCA_QPT_RC && p->type != QHCA_QPT_UC &&
+        p->type != QHCA_QPT_UD) {
         return "QP type not supported";
+    }
+    if (p->flags & QHCA_QP_F_SRQ) {
+        /* Receives come from the SRQ: the QP has no RQ. */
+        if (p->rq_addr || p->rq_depth_log2 || p->rq_stride_log2) {
+            return "RQ given for a QP on an SRQ";
+        }
+    } else if (p->srqn) {
+        return "srqn without QHCA_QP_F_SRQ";
+    } else if (p->rq_stride_log2 < QHCA_RQ_MIN_STRIDE_LOG2 ||
+               p->rq_stride_log2 > QHCA_WQE_MAX_STRIDE_LOG2) {
+        return "stride out of range";
     }
     if (p->sq_depth_log2 < 1 || p->sq_depth_log2 > max_depth ||
         p->rq_depth_log2 > max_depth) {
         return "depth out of range";
     }
     if (p->sq_stride_log2 < QHCA_SQ_MIN_STRIDE_LOG2 ||
-        p->sq_stride_log2 > QHCA_WQE_MAX_STRIDE_LOG2 ||
-        p->rq_stride_log2 < QHCA_RQ_MIN_STRIDE_LOG2 ||
-        p->rq_stride_log2 > QHCA_WQE_MAX_STRIDE_LOG2) {
+        p->sq_stride_log2 > QHCA_WQE_MAX_STRIDE_LOG2) {
         return "stride out of range";
     }
     if (le64_to_cpu(p->sq_addr) % QHCA_QUEUE_ALIGN ||
@@ -151,6 +167,8 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
     uint32_t uar = le32_to_cpu(p->uar);
     uint32_t send_cqn = le16_to_cpu(p->send_cqn);
     uint32_t recv_cqn = le16_to_cpu(p->recv_cqn);
+    uint32_t srqn = le16_to_cpu(p->srqn);
+    bool on_srq = p->flags & QHCA_QP_F_SRQ;
     const char *why;
     QhcaQp *qp;
 
@@ -168,10 +186,18 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
         !qhca_table_live(&s->cqs, recv_cqn)) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
     }
+    if (on_srq && !qhca_table_live(&s->srqs, srqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+    }
+    if (on_srq && s->srq[srqn].pdn != pdn) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "SRQ of another PD");
+    }
     if (!qhca_dma_in_ram(s, sq_addr, 1ull << (p->sq_depth_log2 +
                                               p->sq_stride_log2), false) ||
-        !qhca_dma_in_ram(s, rq_addr, 1ull << (p->rq_depth_log2 +
-                                              p->rq_stride_log2), false)) {
+        (!on_srq &&
+         !qhca_dma_in_ram(s, rq_addr, 1ull << (p->rq_depth_log2 +
+                                               p->rq_stride_log2), false))) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
                                "ring not in guest RAM");
     }
@@ -185,6 +211,8 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
     qp->send_cqn = send_cqn;
     qp->recv_cqn = recv_cqn;
     qp->flags = p->flags;
+    qp->srqn = on_srq ? srqn : 0;
+    qp->type = p->type;
     qp->sq_addr = sq_addr;
     qp->rq_addr = rq_addr;
     qp->sq_depth_log2 = p->sq_depth_log2;
@@ -201,6 +229,9 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
     s->uar_refs[uar]++;
     s->cq[send_cqn].qp_refs++;
     s->cq[recv_cqn].qp_refs++;
+    if (on_srq) {
+        s->srq[srqn].qp_refs++;
+    }
     trace_qhca_qp_create(*qpn, pdn, uar, send_cqn, recv_cqn, sq_addr,
                          rq_addr);
     trace_qhca_qp_rings(*qpn, qp->sq_entries, 1u << qp->sq_stride_log2,
@@ -246,8 +277,10 @@ uint8_t qhca_qp_query(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn,
     attr->min_rnr_timer = qp->min_rnr_timer;
     attr->max_rd_atomic = qp->max_rd_atomic;
     attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
-    attr->type = QHCA_QPT_RC;
+    attr->type = qp->type;
+    attr->qkey = cpu_to_le32(qp->qkey);
     attr->flags = qp->flags;
+    attr->srqn = cpu_to_le16(qp->srqn);
     return QHCA_AQ_SUCCESS;
 }
 
@@ -267,6 +300,8 @@ void qhca_qp_error(QhcaState *s, QhcaQp *qp, enum qhca_event_type event)
     qp->req.timer = QHCA_TIMER_NONE;
     qp->resp.in_send = false;
     qp->resp.in_write = false;
+    /* After its last receive completes, a QP on an SRQ says so. */
+    qp->srq_last_wqe = qp->flags & QHCA_QP_F_SRQ;
     if (event) {
         qhca_eq_broadcast(s, event, qp->qpn);
     }
@@ -347,6 +382,9 @@ bool qhca_qp_flush(QhcaState *s, QhcaQp *qp)
         req->rd_out = 0;
     }
 
+    if (qp->flags & QHCA_QP_F_SRQ) {
+        qhca_srq_qp_flush(s, qp);
+    }
     while (qp->rq_ci != qp->rq_pi && budget) {
         uint16_t idx = qp->rq_ci;
 
@@ -401,6 +439,11 @@ void qhca_qp_sq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi)
 void qhca_qp_rq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi)
 {
     if (qp->state == QHCA_QPS_RESET) {
+        return;
+    }
+    if (qp->flags & QHCA_QP_F_SRQ) {
+        /* The doorbell handler reported it already. */
+        trace_qhca_db_ignored(qp->qpn, QHCA_DB_RQ, "QP on an SRQ");
         return;
     }
     if (!qhca_qp_index_ok(pi, qp->rq_pi, qp->rq_ci, qp->rq_entries)) {

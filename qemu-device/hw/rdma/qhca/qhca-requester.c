@@ -197,7 +197,16 @@ static bool qhca_req_take(QhcaState *s, QhcaQp *qp)
     qp->sq_next++;
     qhca_count(s, QHCA_CNT_SQ_WQES, 1);
 
-    status = qhca_req_check(s, qp, w, &h, &why);
+    /* UD and UC allow fewer opcodes; a UD WQE carries an address. */
+    status = qhca_xport_check_wqe(s, qp, w, &h, &why);
+    if (status == QHCA_WC_SUCCESS) {
+        status = qhca_req_check(s, qp, w, &h, &why);
+    }
+    if (status == QHCA_WC_SUCCESS && qp->type == QHCA_QPT_UD &&
+        w->length > mtu) {
+        why = "UD message longer than the port MTU";
+        status = QHCA_WC_LOC_LEN_ERR;
+    }
     trace_qhca_wqe_send(qp->qpn, idx, w->opcode, w->flags, w->num_sge,
                         w->length, w->remote_addr, w->rkey, status);
     if (!qhca_is_ready(s)) {
@@ -457,6 +466,7 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
                               qhca_wr_has_imm(w->opcode));
         }
         pkt->ack_req = last || ++req->since_ack_req >= QHCA_REQ_ACK_EVERY;
+        qhca_xport_fill_packet(s, qp, w, pkt);
     }
     if (pkt->ack_req) {
         req->since_ack_req = 0;
@@ -470,6 +480,12 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
     if (qhca_wr_is_rd_atomic(w->opcode) || ++req->cur_pkt == w->npkts) {
         req->cur++;
         req->cur_pkt = 0;
+    }
+    if (qp->type != QHCA_QPT_RC) {
+        /* UC and UD are unacknowledged: a WQE sent is complete. */
+        qhca_req_acked(s, qp, req->high_psn);
+        qhca_req_complete(s, qp);
+        return true;
     }
     if (req->timer == QHCA_TIMER_NONE && qp->timeout) {
         qhca_timer_arm(s, qp, QHCA_TIMER_RETRY, qhca_req_timeout_ns(qp));
@@ -517,6 +533,14 @@ bool qhca_req_step(QhcaState *s, QhcaQp *qp)
             continue;
         }
         if (!w->started) {
+            /*
+             * Fetched in RTS but held back (fence, READ/atomic limit): in
+             * SQD it waits for RTS like a WQE not fetched yet.
+             */
+            if (qp->state != QHCA_QPS_RTS) {
+                trace_qhca_req_sqd_hold(qp->qpn, w->idx);
+                return false;
+            }
             if ((w->flags & QHCA_WQE_F_FENCE) && req->rd_out) {
                 return false;
             }

@@ -83,11 +83,20 @@ static void qhca_resp_rnr(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     qhca_resp_aeth(s, qp, QHCA_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
 }
 
+/* Is a receive WQE posted for @qp?  (UD and UC drop a message if not.) */
+bool qhca_resp_rwqe_ready(QhcaState *s, QhcaQp *qp)
+{
+    if (qp->flags & QHCA_QP_F_SRQ) {
+        return !qhca_srq_empty(s, qp);
+    }
+    return qp->rq_ci != qp->rq_pi;
+}
+
 /*
  * Take the receive WQE at rq_ci.  Returns its status: LOC_QP_OP_ERR if
  * malformed (it is still taken, to be completed with that status).
  */
-static uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp)
+uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp)
 {
     QhcaResponder *resp = &qp->resp;
     QhcaRwqe *r = &resp->rwqe;
@@ -98,6 +107,14 @@ static uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp)
     struct qhca_rq_wqe h;
     unsigned i;
 
+    if (qp->flags & QHCA_QP_F_SRQ) {
+        uint8_t status = qhca_srq_take(s, qp, r);
+
+        /* FATAL_ERR: the SRQ failed and gave nothing. */
+        resp->have_rwqe = status != QHCA_WC_FATAL_ERR;
+        resp->rcv_off = 0;
+        return status;
+    }
     if (!qhca_dma_read(s, slot, &h, sizeof(h))) {
         qhca_dma_ring_failed(s, "RQ", slot);
         return QHCA_WC_FATAL_ERR;
@@ -131,9 +148,9 @@ static uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp)
 }
 
 /* Complete the receive WQE taken; false if the QP went to ERR for it. */
-static bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
-                               uint8_t status, uint32_t byte_len,
-                               const QhcaPacket *pkt)
+bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
+                        uint8_t status, uint32_t byte_len,
+                        const QhcaPacket *pkt)
 {
     QhcaResponder *resp = &qp->resp;
     bool imm = qhca_pkt_flags(pkt->opcode) & QHCA_PKT_IMM;
@@ -151,8 +168,15 @@ static bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
                  (pkt->solicited ? QHCA_CQE_F_SOLICITED : 0),
     };
 
+    if (qp->type == QHCA_QPT_UD) {
+        qhca_ud_fill_cqe(qp, pkt, &cqe);
+    }
     resp->have_rwqe = false;
-    qatomic_set(&qp->rq_ci, qp->rq_ci + 1);
+    if (qp->flags & QHCA_QP_F_SRQ) {
+        cqe.srqn = cpu_to_le16(qp->srqn);   /* wqe_idx is the SRQ's */
+    } else {
+        qatomic_set(&qp->rq_ci, qp->rq_ci + 1);
+    }
     if (!qhca_cq_post(s, qp->recv_cqn, &cqe)) {
         qhca_qp_error(s, qp, 0);
         return false;
@@ -165,6 +189,12 @@ static void qhca_resp_recv_error(QhcaState *s, QhcaQp *qp,
                                  const QhcaPacket *pkt, uint8_t status,
                                  uint8_t nak, const char *why)
 {
+    if (status == QHCA_WC_FATAL_ERR && (qp->flags & QHCA_QP_F_SRQ)) {
+        /* The SRQ is in error (SRQ_ERR posted): its QPs cannot receive. */
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_OP, QHCA_EVENT_QP_FATAL,
+                        "SRQ in error");
+        return;
+    }
     if (status == QHCA_WC_FATAL_ERR) {
         return;                 /* the RQ ring is gone: the device stopped */
     }
@@ -179,7 +209,7 @@ static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     uint8_t status;
 
     if (f & QHCA_PKT_FIRST) {
-        if (qp->rq_ci == qp->rq_pi) {
+        if (!qhca_resp_rwqe_ready(s, qp)) {
             qhca_resp_rnr(s, qp, pkt);
             return;
         }
@@ -230,7 +260,7 @@ static void qhca_resp_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     QhcaMr *mr;
 
     /* The immediate needs a receive WQE: ask for it before anything. */
-    if (imm && qp->rq_ci == qp->rq_pi) {
+    if (imm && !qhca_resp_rwqe_ready(s, qp)) {
         qhca_resp_rnr(s, qp, pkt);
         return;
     }

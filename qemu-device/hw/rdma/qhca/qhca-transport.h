@@ -55,6 +55,15 @@ enum qhca_ib_opcode {
 #define QHCA_PKT_IMM            0x0400
 #define QHCA_PKT_PAYLOAD        0x0800
 
+/*
+ * The transport of a packet: the top three bits of the BTH opcode byte
+ * (IBTA vol. 1, 9.2.1); the low five bits are enum qhca_ib_opcode.  UC
+ * uses the SEND and RDMA WRITE opcodes, UD only SEND_ONLY(_IMM).
+ */
+#define QHCA_IB_TRANSPORT_RC    0x00
+#define QHCA_IB_TRANSPORT_UC    0x20
+#define QHCA_IB_TRANSPORT_UD    0x60
+
 extern const uint16_t qhca_ib_opcode_flags[QHCA_IB_OPCODE_NUM];
 extern const char *const qhca_ib_opcode_names[QHCA_IB_OPCODE_NUM];
 
@@ -101,7 +110,16 @@ typedef struct QhcaPacket {
     uint16_t dlid;
     uint8_t sl;
 
+    /* GRH, when the sender used one (UD); the GIDs in network order */
+    bool has_grh;
+    uint8_t tclass;
+    uint32_t flow_label;
+    uint8_t hop_limit;
+    uint8_t sgid[16];
+    uint8_t dgid[16];
+
     /* BTH */
+    uint8_t transport;          /* QHCA_IB_TRANSPORT_* */
     uint8_t opcode;             /* enum qhca_ib_opcode */
     bool solicited;             /* SE */
     bool ack_req;               /* A */
@@ -127,7 +145,10 @@ typedef struct QhcaPacket {
     /* AtomicAckETH */
     uint64_t orig;
 
-    /* Not on the wire: the sending QP, for traces only. */
+    /* DETH (UD): the Q_Key and, in src_qpn, the source QP */
+    uint32_t qkey;
+
+    /* The sending QP: on the wire in the DETH, otherwise for traces. */
     uint32_t src_qpn;
 
     uint32_t paylen;

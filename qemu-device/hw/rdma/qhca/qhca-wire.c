@@ -133,6 +133,9 @@ static void qhca_wire_deliver(QhcaState *s, const QhcaPacket *pkt)
 {
     QhcaQp *qp;
 
+    if (qhca_mcast_deliver(s, pkt)) {
+        return;
+    }
     if (pkt->dlid != s->params.lid) {
         trace_qhca_pkt_drop(pkt->dest_qpn, pkt->psn, "DLID is not ours");
         return;
@@ -142,11 +145,20 @@ static void qhca_wire_deliver(QhcaState *s, const QhcaPacket *pkt)
         return;
     }
     qp = &s->qp[pkt->dest_qpn];
+    if (pkt->transport != qhca_qp_transport(qp)) {
+        /* As an HCA does with a packet for a QP of another type. */
+        trace_qhca_pkt_drop(pkt->dest_qpn, pkt->psn, "wrong transport");
+        return;
+    }
     trace_qhca_pkt_recv(pkt->dest_qpn, qhca_ib_opcode_names[pkt->opcode],
                         pkt->psn, pkt->paylen);
     qhca_count(s, QHCA_CNT_RX_PACKETS, 1);
     qhca_count(s, QHCA_CNT_RX_BYTES, pkt->paylen);
-    if (qhca_pkt_flags(pkt->opcode) & QHCA_PKT_REQUEST) {
+    if (pkt->transport == QHCA_IB_TRANSPORT_UD) {
+        qhca_ud_receive(s, qp, pkt);
+    } else if (pkt->transport == QHCA_IB_TRANSPORT_UC) {
+        qhca_uc_receive(s, qp, pkt);
+    } else if (qhca_pkt_flags(pkt->opcode) & QHCA_PKT_REQUEST) {
         qhca_resp_receive(s, qp, pkt);
     } else {
         qhca_req_receive(s, qp, pkt);

@@ -33,6 +33,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(QhcaState, QHCA)
 #define QHCA_MAX_MRS            (1u << 24)
 #define QHCA_MAX_QP_WR          32768   /* 16-bit indices: see the spec */
 #define QHCA_MAX_CQE            32768
+#define QHCA_MAX_SRQS           65535       /* 16-bit srqn, 0 unused */
+#define QHCA_MAX_SRQ_WR         32768       /* 16-bit indices */
 #define QHCA_MAX_MR_PAGES       (1u << 28)  /* 2 GiB of page lists */
 #define QHCA_MIN_MSIX_VECTORS   2
 #define QHCA_MAX_MSIX_VECTORS   64
@@ -57,6 +59,10 @@ typedef struct QhcaParams {
     uint32_t max_cqe;
     uint32_t max_mr_pages;
     uint32_t msix_vectors;
+    uint32_t max_srqs;
+    uint32_t max_srq_wr;
+    uint32_t engine_spin_us;    /* longest spin before sleeping; 0: none */
+    bool engine_inline;         /* doorbells may run the engine in the vCPU */
 } QhcaParams;
 
 /* A table of object handles first .. size - 1. */
@@ -139,6 +145,9 @@ struct QhcaState {
     uint32_t *pd_refs;          /* MRs and QPs using each PD */
     uint32_t *uar_refs;         /* CQs and QPs using each UAR */
     uint64_t mr_pages;          /* page list entries all MRs hold */
+    QhcaTable srqs;             /* 1.2 */
+    QhcaSrq *srq;               /* by SRQ number, allocated once */
+    QhcaMcast mcast[QHCA_MAX_MCAST_GROUPS];     /* 1.2 */
     QhcaEngine engine;
 
     QhcaCounters counters;
@@ -283,6 +292,22 @@ bool qhca_qp_flush(QhcaState *s, QhcaQp *qp);
 void qhca_qp_sq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi);
 void qhca_qp_rq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi);
 
+/* qhca-srq.c */
+void qhca_srq_init(QhcaState *s);
+void qhca_srq_fini(QhcaState *s);
+void qhca_srq_reset(QhcaState *s);
+uint8_t qhca_srq_create(QhcaState *s, const QhcaCmd *cmd,
+                        const struct qhca_cmd_create_srq *p, uint32_t *srqn);
+uint8_t qhca_srq_modify(QhcaState *s, const QhcaCmd *cmd,
+                        const struct qhca_cmd_modify_srq *p);
+uint8_t qhca_srq_query(QhcaState *s, const QhcaCmd *cmd, uint32_t srqn,
+                       struct qhca_srq_attr *attr);
+uint8_t qhca_srq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t srqn);
+void qhca_srq_doorbell(QhcaState *s, uint64_t page, uint32_t val);
+bool qhca_srq_empty(QhcaState *s, QhcaQp *qp);
+uint8_t qhca_srq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r);
+void qhca_srq_qp_flush(QhcaState *s, QhcaQp *qp);
+
 /* qhca-qp-modify.c */
 uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
                        const struct qhca_cmd_modify_qp *p);
@@ -294,6 +319,7 @@ void qhca_engine_reset(QhcaState *s);
 void qhca_engine_wake(QhcaState *s);
 void qhca_engine_irq_later(QhcaState *s, unsigned vector);
 void qhca_engine_kick_qp(QhcaState *s, QhcaQp *qp, uint32_t why);
+void qhca_engine_doorbell_qp(QhcaState *s, QhcaQp *qp, uint32_t why);
 void qhca_engine_kick_cq(QhcaState *s, QhcaCq *cq);
 void qhca_engine_schedule(QhcaState *s, QhcaQp *qp);
 void qhca_engine_unschedule(QhcaState *s, QhcaQp *qp);
@@ -313,13 +339,46 @@ void qhca_req_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 void qhca_req_timer(QhcaState *s, QhcaQp *qp);
 uint8_t qhca_wc_opcode(uint8_t wr_opcode);
 
+/* qhca-ud.c: UD and UC */
+uint8_t qhca_xport_check_wqe(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
+                             const struct qhca_sq_wqe *h, const char **why);
+void qhca_xport_fill_packet(QhcaState *s, QhcaQp *qp, const QhcaSwqe *w,
+                            QhcaPacket *pkt);
+uint8_t qhca_qp_transport(const QhcaQp *qp);
+void qhca_ud_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
+void qhca_uc_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
+void qhca_ud_fill_cqe(QhcaQp *qp, const QhcaPacket *pkt, struct qhca_cqe *cqe);
+void qhca_xport_transition(uint8_t type, uint8_t cur, uint8_t next,
+                           uint32_t *required, uint32_t *optional);
+void qhca_ud_receive_mcast(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
+
+/* qhca-mcast.c */
+uint8_t qhca_mcast_cmd(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_mcast *p);
+void qhca_mcast_detach_qp(QhcaState *s, uint32_t qpn);
+bool qhca_mcast_deliver(QhcaState *s, const QhcaPacket *pkt);
+
 /* qhca-responder.c */
 bool qhca_resp_step(QhcaState *s, QhcaQp *qp);
 void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
+bool qhca_resp_rwqe_ready(QhcaState *s, QhcaQp *qp);
+uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp);
+bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
+                        uint8_t status, uint32_t byte_len,
+                        const QhcaPacket *pkt);
 
-/* Bytes of payload in a packet of the QP's path MTU. */
+/* The port's active MTU, as QUERY_PORT reports it (enum ib_mtu). */
+#define QHCA_PORT_ACTIVE_MTU    5       /* 4096 */
+
+/*
+ * Bytes of payload in a packet of the QP's path MTU; a UD QP has no path
+ * and uses the port's active MTU.
+ */
 static inline uint32_t qhca_qp_mtu(const QhcaQp *qp)
 {
+    if (qp->type == QHCA_QPT_UD) {
+        return 128u << QHCA_PORT_ACTIVE_MTU;
+    }
     return 128u << qp->path_mtu;
 }
 

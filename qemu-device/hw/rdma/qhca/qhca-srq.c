@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca shared receive queues (interface 1.2): CREATE/MODIFY/QUERY/
+ * DESTROY_SRQ, the SRQ doorbell, and the receive WQEs QPs created with
+ * QHCA_QP_F_SRQ take from it.
+ *
+ * Every QP on an SRQ takes its WQEs on the engine thread under the device
+ * lock, so WQEs leave the ring strictly in ring order whichever QP takes
+ * them.  The doorbell does not take the lock: it records the new index in
+ * db_pi, and the next taker (or QUERY_SRQ) checks it against the ring and
+ * applies it.  Nothing else needs waking: a QP that found the SRQ empty
+ * sent an RNR NAK and its peer asks again later.
+ *
+ * The object knows nothing of the QPs on it beyond their number; an XRC
+ * SRQ can later add its own fields (XRC domain, CQ) beside these.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bitops.h"
+#include "qemu/host-utils.h"
+#include "qhca.h"
+#include "trace.h"
+
+void qhca_srq_init(QhcaState *s)
+{
+    uint32_t i;
+
+    qhca_table_init(&s->srqs, "srq", 1, s->params.max_srqs);
+    s->srq = g_new0(QhcaSrq, s->srqs.size);
+    for (i = 0; i < s->srqs.size; i++) {
+        s->srq[i].srqn = i;
+    }
+}
+
+void qhca_srq_fini(QhcaState *s)
+{
+    qhca_table_fini(&s->srqs);
+    g_free(s->srq);
+    s->srq = NULL;
+}
+
+static void qhca_srq_free(QhcaState *s, QhcaSrq *srq)
+{
+    s->pd_refs[srq->pdn]--;
+    s->uar_refs[srq->uar]--;
+    qatomic_set(&srq->entries, 0);
+    qatomic_set(&srq->db_pi, 0);
+    qhca_table_free(&s->srqs, srq->srqn);
+}
+
+/* After every QP is gone (qhca_objects_reset frees QPs first). */
+void qhca_srq_reset(QhcaState *s)
+{
+    unsigned long i;
+
+    for (i = find_first_bit(s->srqs.map, s->srqs.size); i < s->srqs.size;
+         i = find_next_bit(s->srqs.map, s->srqs.size, i + 1)) {
+        qhca_srq_free(s, &s->srq[i]);
+    }
+    qhca_table_reset(&s->srqs);
+}
+
+uint8_t qhca_srq_create(QhcaState *s, const QhcaCmd *cmd,
+                        const struct qhca_cmd_create_srq *p, uint32_t *srqn)
+{
+    uint64_t ring = le64_to_cpu(p->ring_addr);
+    uint32_t pdn = le32_to_cpu(p->pdn);
+    uint32_t uar = le32_to_cpu(p->uar);
+    uint32_t limit = le32_to_cpu(p->limit);
+    unsigned max_depth = 31 - clz32(s->params.max_srq_wr);
+    QhcaSrq *srq;
+
+    if (p->rsvd0 || p->rsvd1[0] || p->rsvd1[1]) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "reserved field set");
+    }
+    if (p->depth_log2 < 1 || p->depth_log2 > max_depth) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "depth out of range");
+    }
+    if (p->stride_log2 < QHCA_RQ_MIN_STRIDE_LOG2 ||
+        p->stride_log2 > QHCA_WQE_MAX_STRIDE_LOG2) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "stride out of range");
+    }
+    if (limit > (1u << p->depth_log2)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "limit larger than the ring");
+    }
+    if (ring % QHCA_QUEUE_ALIGN) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "ring not 64-byte aligned");
+    }
+    if (!qhca_table_live(&s->pds, pdn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
+    }
+    if (!qhca_table_live(&s->uars, uar)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
+    }
+    if (!qhca_dma_in_ram(s, ring, 1ull << (p->depth_log2 + p->stride_log2),
+                         false)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                               "ring not in guest RAM");
+    }
+    if (!qhca_table_alloc(&s->srqs, srqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+    }
+
+    srq = &s->srq[*srqn];
+    srq->pdn = pdn;
+    srq->ring = ring;
+    srq->depth_log2 = p->depth_log2;
+    srq->stride_log2 = p->stride_log2;
+    srq->limit = limit;
+    srq->pi = 0;
+    srq->qp_refs = 0;
+    qatomic_set(&srq->ci, 0);
+    qatomic_set(&srq->state, QHCA_SRQ_STATE_READY);
+    qatomic_set(&srq->db_pi, 0);
+    qatomic_set(&srq->uar, uar);
+    qatomic_set(&srq->entries, 1u << p->depth_log2);
+    s->pd_refs[pdn]++;
+    s->uar_refs[uar]++;
+    trace_qhca_srq_create(*srqn, pdn, uar, ring, srq->entries,
+                          1u << srq->stride_log2, limit);
+    return QHCA_AQ_SUCCESS;
+}
+
+uint8_t qhca_srq_modify(QhcaState *s, const QhcaCmd *cmd,
+                        const struct qhca_cmd_modify_srq *p)
+{
+    uint32_t srqn = le32_to_cpu(p->srqn);
+    uint32_t mask = le32_to_cpu(p->attr_mask);
+    uint32_t limit = le32_to_cpu(p->limit);
+    QhcaSrq *srq;
+
+    if (p->rsvd || (mask & QHCA_SRQ_ATTR_RSVD)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "reserved field set");
+    }
+    if (!qhca_table_live(&s->srqs, srqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+    }
+    srq = &s->srq[srqn];
+    if (!(mask & QHCA_SRQ_ATTR_LIMIT)) {
+        if (limit) {
+            return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                   "limit given without its mask bit");
+        }
+        return QHCA_AQ_SUCCESS;
+    }
+    if (limit > srq->entries) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "limit larger than the ring");
+    }
+    srq->limit = limit;
+    trace_qhca_srq_modify(srqn, limit);
+    return QHCA_AQ_SUCCESS;
+}
+
+/*
+ * Apply the last doorbell, under the lock: at most a ring ahead of the
+ * consumer and not behind the index already applied.
+ */
+static void qhca_srq_sync(QhcaState *s, QhcaSrq *srq)
+{
+    uint32_t db = qatomic_xchg(&srq->db_pi, 0);
+    uint16_t pi = db & QHCA_DB_QUEUE_IDX;
+    uint16_t ahead = pi - srq->ci;
+
+    if (!(db & QHCA_SRQ_DB_VALID)) {
+        return;
+    }
+    if (ahead > srq->entries || ahead < (uint16_t)(srq->pi - srq->ci)) {
+        qhca_count(s, QHCA_CNT_BAD_DOORBELLS, 1);
+        qhca_guest_error(s, QHCA_ERR_BAD_DOORBELL, bad_srq_index,
+                         "SRQ %u index %u: ring has %u from %u, given %u",
+                         srq->srqn, pi, srq->entries, srq->ci, srq->pi);
+        return;
+    }
+    trace_qhca_srq_producer(srq->srqn, pi);
+    srq->pi = pi;
+}
+
+uint8_t qhca_srq_query(QhcaState *s, const QhcaCmd *cmd, uint32_t srqn,
+                       struct qhca_srq_attr *attr)
+{
+    QhcaSrq *srq;
+
+    if (!qhca_table_live(&s->srqs, srqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+    }
+    srq = &s->srq[srqn];
+    qhca_srq_sync(s, srq);
+    attr->srqn = cpu_to_le32(srqn);
+    attr->limit = cpu_to_le32(srq->limit);
+    attr->pdn = cpu_to_le32(srq->pdn);
+    attr->pi = cpu_to_le16(srq->pi);
+    attr->ci = cpu_to_le16(srq->ci);
+    attr->depth_log2 = srq->depth_log2;
+    attr->stride_log2 = srq->stride_log2;
+    attr->state = srq->state;
+    attr->qp_refs = cpu_to_le32(srq->qp_refs);
+    return QHCA_AQ_SUCCESS;
+}
+
+uint8_t qhca_srq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t srqn)
+{
+    if (!qhca_table_live(&s->srqs, srqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+    }
+    if (s->srq[srqn].qp_refs) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                               "QPs still use the SRQ");
+    }
+    trace_qhca_srq_destroy(srqn, s->srq[srqn].ci);
+    qhca_srq_free(s, &s->srq[srqn]);
+    return QHCA_AQ_SUCCESS;
+}
+
+static void qhca_srq_db_bad(QhcaState *s, uint64_t page, uint32_t val,
+                            const char *why)
+{
+    qhca_count(s, QHCA_CNT_BAD_DOORBELLS, 1);
+    qhca_guest_error(s, QHCA_ERR_BAD_DOORBELL, db_queue,
+                     "page %" PRIu64 " offset 0x%x value 0x%x: %s",
+                     page, QHCA_DB_SRQ, val, why);
+}
+
+/* DB_SRQ, without the device lock (see qhca-doorbell.c). */
+void qhca_srq_doorbell(QhcaState *s, uint64_t page, uint32_t val)
+{
+    uint32_t srqn = QHCA_FIELD_GET(QHCA_DB_QUEUE_NUM, val);
+    uint16_t idx = QHCA_FIELD_GET(QHCA_DB_QUEUE_IDX, val);
+    QhcaSrq *srq;
+
+    if (!qhca_table_live(&s->srqs, srqn)) {
+        qhca_srq_db_bad(s, page, val, "no such SRQ");
+        return;
+    }
+    srq = &s->srq[srqn];
+    if (qatomic_read(&srq->uar) != page) {
+        qhca_srq_db_bad(s, page, val, "SRQ of another UAR");
+        return;
+    }
+    if ((uint16_t)(idx - qatomic_read(&srq->ci)) >
+        qatomic_read(&srq->entries)) {
+        qhca_srq_db_bad(s, page, val, "index beyond the ring");
+        return;
+    }
+    qhca_count(s, QHCA_CNT_DOORBELLS, 1);
+    trace_qhca_srq_doorbell(srqn, idx);
+    qatomic_set(&srq->db_pi, QHCA_SRQ_DB_VALID | idx);
+}
+
+/* The ring of @srq cannot be read: the SRQ is lost, its QPs with it. */
+static void qhca_srq_error(QhcaState *s, QhcaSrq *srq, uint64_t addr)
+{
+    qhca_guest_error(s, QHCA_ERR_DMA, srq_dma,
+                     "SRQ %u ring access at 0x%" PRIx64 " left guest RAM",
+                     srq->srqn, addr);
+    if (srq->state != QHCA_SRQ_STATE_ERR) {
+        qatomic_set(&srq->state, QHCA_SRQ_STATE_ERR);
+        qhca_eq_broadcast(s, QHCA_EVENT_SRQ_ERR, srq->srqn);
+    }
+}
+
+/* No WQE for @qp to take?  An SRQ in error has one: it fails to take. */
+bool qhca_srq_empty(QhcaState *s, QhcaQp *qp)
+{
+    QhcaSrq *srq = &s->srq[qp->srqn];
+
+    if (srq->state == QHCA_SRQ_STATE_ERR) {
+        return false;
+    }
+    qhca_srq_sync(s, srq);
+    return srq->ci == srq->pi;
+}
+
+/*
+ * Take the next WQE of @qp's SRQ into @r.  Returns SUCCESS, LOC_QP_OP_ERR
+ * for a malformed WQE (taken all the same, to complete with that status)
+ * or FATAL_ERR when the SRQ failed and nothing was taken.
+ */
+uint8_t qhca_srq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r)
+{
+    QhcaSrq *srq = &s->srq[qp->srqn];
+    uint32_t room = (1u << srq->stride_log2) - sizeof(struct qhca_rq_wqe);
+    unsigned max_sge = MIN(QHCA_MAX_SGE, room / sizeof(struct qhca_sge));
+    struct qhca_sge sges[QHCA_MAX_SGE];
+    struct qhca_rq_wqe h;
+    uint16_t idx = srq->ci;
+    uint64_t slot;
+    uint16_t left;
+    unsigned i;
+
+    if (srq->state == QHCA_SRQ_STATE_ERR || qhca_srq_empty(s, qp)) {
+        trace_qhca_srq_take_fail(srq->srqn, qp->qpn, srq->state);
+        return QHCA_WC_FATAL_ERR;
+    }
+    slot = srq->ring + ((uint64_t)(idx & (srq->entries - 1)) <<
+                        srq->stride_log2);
+    if (!qhca_dma_read(s, slot, &h, sizeof(h)) ||
+        (h.num_sge <= max_sge && h.num_sge &&
+         !qhca_dma_read(s, slot + sizeof(h), sges,
+                        h.num_sge * sizeof(sges[0])))) {
+        qhca_srq_error(s, srq, slot);
+        return QHCA_WC_FATAL_ERR;
+    }
+
+    /* Taken: it belongs to @qp now, whatever it holds. */
+    qatomic_set(&srq->ci, idx + 1);
+    qhca_count(s, QHCA_CNT_SRQ_WQES, 1);
+    trace_qhca_srq_wqe(srq->srqn, qp->qpn, idx, h.num_sge);
+    r->wr_id = le64_to_cpu(h.wr_id);
+    r->idx = idx;
+    r->num_sge = 0;
+
+    left = srq->pi - srq->ci;
+    if (srq->limit && left < srq->limit) {
+        trace_qhca_srq_limit(srq->srqn, left, srq->limit);
+        srq->limit = 0;
+        qhca_eq_broadcast(s, QHCA_EVENT_SRQ_LIMIT, srq->srqn);
+    }
+
+    if (h.num_sge > max_sge) {
+        qhca_guest_error(s, QHCA_ERR_NONE, bad_srq_wqe,
+                         "SRQ %u WQE %u: %u SGEs, room for %u",
+                         srq->srqn, idx, h.num_sge, max_sge);
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+    for (i = 0; i < h.num_sge; i++) {
+        r->sge[i].addr = le64_to_cpu(sges[i].addr);
+        r->sge[i].length = le32_to_cpu(sges[i].length);
+        r->sge[i].lkey = le32_to_cpu(sges[i].lkey);
+    }
+    r->num_sge = h.num_sge;
+    return QHCA_WC_SUCCESS;
+}
+
+/*
+ * A QP on an SRQ in ERR: the receive it was filling completes flushed
+ * (the WQEs still in the SRQ belong to the SRQ and stay), then the QP
+ * reports that it will take no more: QP_LAST_WQE.
+ */
+void qhca_srq_qp_flush(QhcaState *s, QhcaQp *qp)
+{
+    QhcaResponder *resp = &qp->resp;
+
+    if (resp->have_rwqe) {
+        struct qhca_cqe cqe = {
+            .wr_id = cpu_to_le64(resp->rwqe.wr_id),
+            .qpn = cpu_to_le32(qp->qpn),
+            .wqe_idx = cpu_to_le16(resp->rwqe.idx),
+            .opcode = QHCA_WC_RECV,
+            .status = QHCA_WC_WR_FLUSH_ERR,
+            .srqn = cpu_to_le16(qp->srqn),
+        };
+
+        resp->have_rwqe = false;
+        trace_qhca_srq_flush(qp->qpn, qp->srqn, resp->rwqe.idx);
+        qhca_cq_post(s, qp->recv_cqn, &cqe);
+    }
+    if (qp->srq_last_wqe) {
+        qp->srq_last_wqe = false;
+        trace_qhca_srq_last_wqe(qp->qpn, qp->srqn);
+        qhca_eq_broadcast(s, QHCA_EVENT_QP_LAST_WQE, qp->qpn);
+    }
+}
