@@ -896,7 +896,7 @@ static void test_qp_create(void)
     uint32_t qpn, qpn2, other;
 
     c = good;
-    c.type = 3;
+    c.type = 5;                 /* no such type: 1.2 made 3 UC and 4 UD */
     g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
     c = good;
     c.sq_depth_log2 = 0;
@@ -2005,6 +2005,112 @@ static void test_dp_reset(void)
     dp_pair_free(&p);
 }
 
+/*
+ * A stopped VM sees no DMA: a doorbell rung while it is stopped is taken
+ * but nothing is read or written until "cont", and then the WQE runs.
+ */
+static void test_vm_stop(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    QTestState *qts = dp->t->qts;
+    DpMr *src = dp_mr(dp, 4096, 0);
+    DpMr *dst = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
+                      QHCA_ACCESS_REMOTE_WRITE);
+    g_autofree uint8_t *data = dp_mr_fill(dp, src, 11);
+    g_autofree uint8_t *before = dp_mr_fill(dp, dst, 12);
+    struct qhca_sge sge = dp_sge(src, 0, 4096);
+    struct qhca_sq_wqe w = dp_wqe(0x5709, QHCA_WR_RDMA_WRITE,
+                                  QHCA_WQE_F_SIGNALED, 1);
+    uint16_t idx;
+
+    w.remote_addr = cpu_to_le64(dst->iova);
+    w.rkey = cpu_to_le32(dst->key);
+
+    qtest_qmp_assert_success(qts, "{ 'execute': 'stop' }");
+    idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    g_usleep(50 * 1000);
+    dp_no_cqe(dp, p.cq_a);
+    dp_no_cqe(dp, p.cq_b);
+    dp_mr_check(dp, dst, 0, before, 4096);
+    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 0);
+
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    dp_mr_check(dp, dst, 0, data, 4096);
+    dp_no_cqe(dp, p.cq_b);
+    g_free(src);
+    g_free(dst);
+    dp_pair_free(&p);
+}
+
+/*
+ * CQE timestamps: QUERY_DEVICE reports the cap and a 1 GHz clock, and every
+ * CQE carries the virtual clock, in ns, of when it was written.  Under
+ * qtest that clock moves only when the test steps it, so each CQE must
+ * hold exactly the value of the last step.
+ */
+static void test_timestamp(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    QTestState *qts = dp->t->qts;
+    DpMr *src = dp_mr(dp, 4096, 0);
+    DpMr *dst = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
+                      QHCA_ACCESS_REMOTE_WRITE);
+    g_autofree uint8_t *data = dp_mr_fill(dp, src, 31);
+    struct qhca_device_attr attr;
+    struct qhca_sge sge = dp_sge(src, 0, 512);
+    struct qhca_sge rsge = dp_sge(dst, 0, 512);
+    struct qhca_sq_wqe w;
+    struct qhca_cqe cqe;
+    uint64_t last = 0;
+    int64_t now;
+    uint16_t idx, ridx;
+    int i;
+
+    g_assert_cmpuint(qt_query(dp->t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &attr,
+                              sizeof(attr)), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmphex(le32_to_cpu(attr.device_cap_flags) &
+                    QHCA_DEV_CAP_CQE_TIMESTAMP, ==,
+                    QHCA_DEV_CAP_CQE_TIMESTAMP);
+    g_assert_cmpuint(le32_to_cpu(attr.hca_core_clock), ==, 1000000);
+
+    /* A SEND: the receive and the send CQE both carry the clock. */
+    now = qtest_clock_step(qts, 1000);
+    g_assert_cmpint(now, >, 0);
+    ridx = dp_post_recv(dp, p.b, 1, &rsge, 1);
+    w = dp_wqe(2, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 1);
+    idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+    dp_ring_sq(dp, p.a);
+    cqe = dp_expect(dp, p.cq_b, p.b, ridx, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
+    cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
+    last = now;
+
+    /* Later CQEs never carry an earlier time. */
+    for (i = 0; i < 4; i++) {
+        now = qtest_clock_step(qts, 2500 * (i + 1));
+        g_assert_cmpint(now, >, last);
+        w = dp_wqe(10 + i, QHCA_WR_RDMA_WRITE, QHCA_WQE_F_SIGNALED, 1);
+        w.remote_addr = cpu_to_le64(dst->iova + 512 * (i + 1));
+        w.rkey = cpu_to_le32(dst->key);
+        idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+        dp_ring_sq(dp, p.a);
+        cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_WRITE,
+                        QHCA_WC_SUCCESS);
+        g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
+        g_assert_cmpuint(le64_to_cpu(cqe.timestamp), >=, last);
+        last = le64_to_cpu(cqe.timestamp);
+        dp_mr_check(dp, dst, 512 * (i + 1), data, 512);
+    }
+    g_free(src);
+    g_free(dst);
+    dp_pair_free(&p);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2034,6 +2140,8 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/dp/cq-arm", test_cq_arm);
     qtest_add_func("/qhca/dp/cq-overrun", test_cq_overrun);
     qtest_add_func("/qhca/dp/reset", test_dp_reset);
+    qtest_add_func("/qhca/dp/vm-stop", test_vm_stop);
+    qtest_add_func("/qhca/dp/timestamp", test_timestamp);
 
     return g_test_run();
 }

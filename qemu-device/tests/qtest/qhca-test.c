@@ -677,7 +677,8 @@ static void test_aq_doorbells(void)
 static void test_bad_commands(void)
 {
     QhcaTest *t = qhca_start(NULL);
-    static const uint16_t bad_ops[] = { 0, 0x13, 0x100, 0xffff };
+    static const uint16_t bad_ops[] = { 0, QHCA_CMD_DETACH_MCAST + 1, 0x100,
+                                        0xffff };
     struct qhca_aq_sqe sqe;
     struct qhca_stats st;
     size_t i;

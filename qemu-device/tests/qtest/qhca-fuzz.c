@@ -1,0 +1,1522 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca-fuzz: a seeded random driver of the qhca device through qtest.
+ *
+ *   qhca-fuzz [--time SECONDS] [--seed FIRST] [--seeds N] [--steps M]
+ *             [--out DIR] [--trace-events FILE]
+ *
+ * Environment: QHCA_FUZZ_TIME, QHCA_FUZZ_SEED, QHCA_FUZZ_SEEDS and
+ * QHCA_FUZZ_STEPS give the same values; QTEST_QEMU_BINARY the QEMU.
+ *
+ * Each seed is one run in a child process (its own process group) with
+ * its own QEMU: M steps drawn from a small grammar of valid-looking
+ * actions -- admin commands with one field mutated half of the time,
+ * objects created and destroyed, send and receive WQEs with SGEs and
+ * remote addresses aimed at RAM, the BARs, the rings themselves, the end
+ * of RAM and past 2^64, random doorbells, random register accesses and
+ * resets.  After every step the device must still answer: MAGIC reads
+ * back, STATUS is READY (nothing the fuzzer does may make the device
+ * FATAL: rings are checked at creation) and QUERY_DEVICE succeeds.
+ *
+ * A finding is a run that did not end cleanly: an assertion of the
+ * admin-queue contract (a completion with the wrong id, none within 5 s),
+ * the device not answering or FATAL, QEMU dying (with an ASan/UBSan
+ * build: any report), or no end within the per-run deadline (a hang).
+ * Its seed replays the same inputs (qhca-fuzz --seed N --seeds 1); the
+ * engine thread's timing against them may differ from run to run, so
+ * the log and QEMU's trace of the run are kept beside it.
+ *
+ * The grammar covers RC, UC and UD QPs, SRQs, MRs with page lists and
+ * physical MRs, CQ arming, the EQ, batches of admin commands that fill
+ * the admin CQ, and ENABLE on configurations of the fuzzer's choice.
+ *
+ * Coverage is measured two ways: the distinct qhca trace events QEMU
+ * emitted (out of all the device defines, with --trace-events), and the
+ * distinct (admin opcode, status) and (CQE opcode, CQE status) pairs
+ * observed.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include <sys/wait.h>
+#include "qhca-hostile.h"
+
+#define FZ_NCQ      6
+#define FZ_NQP      6
+#define FZ_NMR      6
+#define FZ_NH       4           /* extra UARs, PDs, EQs */
+#define FZ_NSRQ     3
+#define FZ_SCRATCH  (1u << 20)
+#define FZ_RUN_DEADLINE_S   120
+/*
+ * Where a DMA target that would hit the admin rings goes instead: above
+ * everything the fuzzer allocates, so that however long the transfer it
+ * runs into the end of RAM, not over the rings (allocated low).
+ */
+#define FZ_SAFE_ADDR        (RAM_END - 4096)
+
+typedef struct FzSrq {
+    uint32_t srqn;
+    uint64_t ring;
+    uint32_t entries;
+    uint32_t stride;
+    uint16_t pi;
+} FzSrq;
+
+typedef struct Fz {
+    QhcaTest *t;
+    Hx h;
+    GRand *r;
+    bool h_live;
+    HxCq cq[FZ_NCQ];
+    bool cq_live[FZ_NCQ];
+    HxQp qp[FZ_NQP];
+    bool qp_live[FZ_NQP];
+    uint8_t qp_type[FZ_NQP];
+    bool qp_srq[FZ_NQP];
+    FzSrq srq[FZ_NSRQ];
+    bool srq_live[FZ_NSRQ];
+    uint32_t mr[FZ_NMR];
+    bool mr_live[FZ_NMR];
+    uint32_t uar[FZ_NH], pd[FZ_NH], eq[FZ_NH];
+    bool uar_live[FZ_NH], pd_live[FZ_NH], eq_live[FZ_NH];
+    uint32_t phys_key;
+    uint64_t scratch;
+    uint32_t eq_head;
+    uint64_t steps;
+    GHashTable *pairs;          /* "cmd op status", "cqe op status" */
+    FILE *report;
+} Fz;
+
+/* ------------------------------------------------------------------ */
+/* Random values                                                       */
+
+static uint32_t fz_below(Fz *f, uint32_t n)
+{
+    return n ? g_rand_int_range(f->r, 0, n) : 0;
+}
+
+static bool fz_chance(Fz *f, unsigned percent)
+{
+    return fz_below(f, 100) < percent;
+}
+
+static uint64_t fz_rand64(Fz *f)
+{
+    return (uint64_t)g_rand_int(f->r) << 32 | g_rand_int(f->r);
+}
+
+/* A value from the edges where checks tend to be wrong. */
+static uint64_t fz_interesting(Fz *f)
+{
+    static const uint64_t v[] = {
+        0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 127, 128, 255, 256,
+        511, 512, 4095, 4096, 0x7fff, 0x8000, 0xffff, 0x10000, 0xffffff,
+        0x1000000, 0x7fffffff, 0x80000000, 0xffffffff, 0x100000000ull,
+        0x7fffffffffffffffull, 0x8000000000000000ull, 0xffffffffffffffffull,
+        0xfffffffffffff000ull, 0xffffffffffffffc0ull,
+    };
+
+    switch (fz_below(f, 4)) {
+    case 0:
+        return fz_rand64(f);
+    case 1:
+        return fz_below(f, 1024);
+    default:
+        return v[fz_below(f, ARRAY_SIZE(v))];
+    }
+}
+
+static bool fz_overlaps(uint64_t addr, uint64_t len, uint64_t base,
+                        uint64_t size)
+{
+    return addr < base + size && addr + len > base && addr + len > addr;
+}
+
+static bool fz_hits_admin_cq(Fz *f, uint64_t addr, uint64_t len)
+{
+    return fz_overlaps(addr, len, f->t->cq,
+                       f->t->entries * sizeof(struct qhca_aq_cqe));
+}
+
+/*
+ * The engine writes at any time: into the admin SQ it could overwrite an
+ * entry between the fuzzer's write and the device's read.  Data-path
+ * targets avoid both admin rings (a response, written while its command
+ * runs, may still land in the SQ).
+ */
+static bool fz_hits_admin(Fz *f, uint64_t addr, uint64_t len)
+{
+    return fz_hits_admin_cq(f, addr, len) ||
+           fz_overlaps(addr, len, f->t->sq,
+                       f->t->entries * sizeof(struct qhca_aq_sqe));
+}
+
+/*
+ * A DMA target: RAM, the device's BARs, the rings of live objects, the
+ * end of RAM, past 2^64.  Never the admin CQ: the fuzzer reads its
+ * completions from there and must not be confused by its own writes.
+ */
+static uint64_t fz_addr(Fz *f, uint64_t len)
+{
+    QhcaTest *t = f->t;
+    uint64_t a;
+    uint32_t i;
+
+    switch (fz_below(f, 14)) {
+    case 0:
+        a = 0;
+        break;
+    case 1:
+        a = RAM_END - fz_below(f, 256);
+        break;
+    case 2:
+        a = RAM_END + fz_below(f, 4096);
+        break;
+    case 3:
+        a = t->bar0.addr + fz_below(f, QHCA_REG_BAR_SIZE);
+        break;
+    case 4:
+        a = t->bar2.addr + fz_below(f, t->bar2_size);
+        break;
+    case 5:
+        a = -(uint64_t)fz_below(f, 4096);
+        break;
+    case 6:
+        a = fz_interesting(f);
+        break;
+    case 7:
+        i = fz_below(f, FZ_NQP);
+        a = f->qp_live[i] ? f->qp[i].sq + fz_below(f, 4096) : f->scratch;
+        break;
+    case 8:
+        i = fz_below(f, FZ_NQP);
+        a = f->qp_live[i] ? f->qp[i].rq + fz_below(f, 1024) : f->scratch;
+        break;
+    case 9:
+        i = fz_below(f, FZ_NCQ);
+        a = f->cq_live[i] ? f->cq[i].ring + 64 * fz_below(f, 64) :
+                            f->scratch;
+        break;
+    default:
+        a = f->scratch + fz_below(f, FZ_SCRATCH - 4096);
+        if (fz_chance(f, 50)) {
+            a &= ~63ull;
+        }
+        break;
+    }
+    if (fz_hits_admin(f, a, len ? len : 1)) {
+        a = FZ_SAFE_ADDR;
+    }
+    return a;
+}
+
+/* Change one field of @buf: a random width at a random offset. */
+static void fz_mutate(Fz *f, void *buf, size_t len)
+{
+    static const unsigned widths[] = { 1, 2, 4, 8 };
+    uint8_t *p = buf;
+    unsigned w = widths[fz_below(f, 4)];
+    size_t off;
+    uint64_t v;
+
+    if (fz_chance(f, 25)) {
+        off = fz_below(f, len);
+        p[off] ^= 1u << fz_below(f, 8);
+        return;
+    }
+    w = MIN(w, len);
+    off = fz_below(f, len - w + 1) & ~(size_t)(w - 1);
+    v = cpu_to_le64(fz_interesting(f));
+    memcpy(p + off, &v, w);
+}
+
+static void fz_pair(Fz *f, const char *kind, unsigned op, unsigned status)
+{
+    g_hash_table_add(f->pairs, g_strdup_printf("%s 0x%02x %u", kind, op,
+                                               status));
+}
+
+/* ------------------------------------------------------------------ */
+/* The model of what the fuzzer created                                */
+
+static void fz_forget(Fz *f)
+{
+    memset(f->cq_live, 0, sizeof(f->cq_live));
+    memset(f->qp_live, 0, sizeof(f->qp_live));
+    memset(f->mr_live, 0, sizeof(f->mr_live));
+    memset(f->uar_live, 0, sizeof(f->uar_live));
+    memset(f->pd_live, 0, sizeof(f->pd_live));
+    memset(f->eq_live, 0, sizeof(f->eq_live));
+    memset(f->srq_live, 0, sizeof(f->srq_live));
+    memset(f->qp_type, QHCA_QPT_RC, sizeof(f->qp_type));
+    memset(f->qp_srq, 0, sizeof(f->qp_srq));
+    f->eq_head = 0;
+}
+
+/*
+ * Reset and enable, with a UAR, PD, EQ, and a physical MR over the first
+ * TiB of the bus: it covers the BARs and the hole, so that the DMA checks
+ * (not the MR's bounds) are what refuses SGEs there.
+ */
+static void fz_resync(Fz *f)
+{
+    fz_forget(f);
+    hx_setup(&f->h, f->t);
+    g_assert_cmpuint(hx_phys_mr(&f->h, 1ull << 40, &f->phys_key), ==,
+                     QHCA_AQ_SUCCESS);
+    /* Two connected QPs, so that the data path has work from the start. */
+    g_assert_cmpuint(hx_create_cq(&f->h, &f->cq[0], 5), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_cq(&f->h, &f->cq[1], 5), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_qp(&f->h, &f->qp[0], &f->cq[0], &f->cq[0]),
+                     ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_qp(&f->h, &f->qp[1], &f->cq[1], &f->cq[1]),
+                     ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_connect(&f->h, &f->qp[0], &f->qp[1]), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_connect(&f->h, &f->qp[1], &f->qp[0]), ==,
+                     QHCA_AQ_SUCCESS);
+    f->cq_live[0] = f->cq_live[1] = true;
+    f->qp_live[0] = f->qp_live[1] = true;
+}
+
+static int fz_slot(Fz *f, const bool *live, int n, bool want_live)
+{
+    int i, start = fz_below(f, n);
+
+    for (i = 0; i < n; i++) {
+        int j = (start + i) % n;
+
+        if (live[j] == want_live) {
+            return j;
+        }
+    }
+    return -1;
+}
+
+/* A handle: mostly a live one of the model, sometimes any number. */
+static uint32_t fz_handle(Fz *f, const uint32_t *h, const bool *live, int n)
+{
+    int i = fz_slot(f, live, n, true);
+
+    if (i < 0 || fz_chance(f, 15)) {
+        return fz_interesting(f);
+    }
+    return h[i];
+}
+
+static uint32_t fz_cqn(Fz *f)
+{
+    int i = fz_slot(f, f->cq_live, FZ_NCQ, true);
+
+    return i < 0 || fz_chance(f, 10) ? fz_interesting(f) : f->cq[i].cqn;
+}
+
+static uint32_t fz_qpn(Fz *f)
+{
+    int i = fz_slot(f, f->qp_live, FZ_NQP, true);
+
+    return i < 0 || fz_chance(f, 10) ? fz_interesting(f) : f->qp[i].qpn;
+}
+
+static uint32_t fz_srqn(Fz *f)
+{
+    int i = fz_slot(f, f->srq_live, FZ_NSRQ, true);
+
+    return i < 0 || fz_chance(f, 10) ? fz_interesting(f) : f->srq[i].srqn;
+}
+
+static uint32_t fz_key(Fz *f)
+{
+    int i = fz_slot(f, f->mr_live, FZ_NMR, true);
+
+    if (fz_chance(f, 10)) {
+        return fz_interesting(f);
+    }
+    return i < 0 || fz_chance(f, 50) ? f->phys_key : f->mr[i];
+}
+
+/* ------------------------------------------------------------------ */
+/* Admin commands                                                      */
+
+static void fz_cmd(Fz *f)
+{
+    static const uint16_t ops[] = {
+        QHCA_CMD_QUERY_DEVICE, QHCA_CMD_QUERY_PORT, QHCA_CMD_ALLOC_UAR,
+        QHCA_CMD_DEALLOC_UAR, QHCA_CMD_ALLOC_PD, QHCA_CMD_DEALLOC_PD,
+        QHCA_CMD_CREATE_EQ, QHCA_CMD_DESTROY_EQ, QHCA_CMD_QUERY_STATS,
+        QHCA_CMD_REG_MR, QHCA_CMD_DEREG_MR, QHCA_CMD_CREATE_CQ,
+        QHCA_CMD_DESTROY_CQ, QHCA_CMD_CREATE_QP, QHCA_CMD_MODIFY_QP,
+        QHCA_CMD_MODIFY_QP, QHCA_CMD_MODIFY_QP, QHCA_CMD_QUERY_QP,
+        QHCA_CMD_DESTROY_QP, QHCA_CMD_QUERY_COUNTERS, QHCA_CMD_CREATE_SRQ,
+        QHCA_CMD_MODIFY_SRQ, QHCA_CMD_QUERY_SRQ, QHCA_CMD_DESTROY_SRQ,
+        QHCA_CMD_CREATE_QP, QHCA_CMD_CREATE_CQ, QHCA_CMD_REG_MR,
+        QHCA_CMD_CREATE_SRQ,
+    };
+    QhcaTest *t = f->t;
+    struct qhca_aq_sqe sqe = { 0 };
+    uint16_t op = ops[fz_below(f, ARRAY_SIZE(ops))];
+    bool mutated = fz_chance(f, 50);
+    HxCq newcq = { 0 };
+    HxQp newqp = { 0 };
+    FzSrq newsrq = { 0 };
+    uint32_t result = 0;
+    uint8_t status;
+    int slot = -1;
+
+    if (fz_chance(f, 3)) {
+        op = fz_chance(f, 50) ? fz_below(f, 0x20) : fz_interesting(f);
+    }
+    sqe.opcode = cpu_to_le16(op);
+    sqe.resp_addr = cpu_to_le64(t->resp);
+    sqe.resp_len = cpu_to_le32(4096);
+
+    switch (op) {
+    case QHCA_CMD_QUERY_PORT: {
+        struct qhca_cmd_query_port *p = (void *)sqe.payload;
+
+        p->port_num = 1;
+        break;
+    }
+    case QHCA_CMD_DEALLOC_UAR:
+    case QHCA_CMD_DEALLOC_PD:
+    case QHCA_CMD_DESTROY_EQ:
+    case QHCA_CMD_DEREG_MR:
+    case QHCA_CMD_DESTROY_CQ:
+    case QHCA_CMD_QUERY_QP:
+    case QHCA_CMD_DESTROY_QP:
+    case QHCA_CMD_QUERY_SRQ:
+    case QHCA_CMD_DESTROY_SRQ: {
+        struct qhca_cmd_handle *p = (void *)sqe.payload;
+        uint32_t hd;
+
+        switch (op) {
+        case QHCA_CMD_QUERY_SRQ:
+        case QHCA_CMD_DESTROY_SRQ:
+            hd = fz_srqn(f);
+            break;
+        case QHCA_CMD_DEALLOC_UAR:
+            hd = fz_handle(f, f->uar, f->uar_live, FZ_NH);
+            break;
+        case QHCA_CMD_DEALLOC_PD:
+            hd = fz_handle(f, f->pd, f->pd_live, FZ_NH);
+            break;
+        case QHCA_CMD_DESTROY_EQ:
+            hd = fz_handle(f, f->eq, f->eq_live, FZ_NH);
+            break;
+        case QHCA_CMD_DEREG_MR:
+            hd = fz_key(f) >> 8;
+            break;
+        case QHCA_CMD_DESTROY_CQ:
+            hd = fz_cqn(f);
+            break;
+        default:
+            hd = fz_qpn(f);
+            break;
+        }
+        p->handle = cpu_to_le32(hd);
+        break;
+    }
+    case QHCA_CMD_CREATE_EQ: {
+        struct qhca_cmd_create_eq *p = (void *)sqe.payload;
+        uint8_t depth = 1 + fz_below(f, 6);
+
+        p->depth_log2 = depth;
+        p->base_addr = cpu_to_le64(guest_alloc(&t->alloc, 16u << depth));
+        p->msix_vector = cpu_to_le16(fz_below(f, 8));
+        p->event_mask = cpu_to_le32(fz_chance(f, 50) ? 0 : HX_EVENTS);
+        break;
+    }
+    case QHCA_CMD_REG_MR: {
+        struct qhca_cmd_reg_mr *p = (void *)sqe.payload;
+        uint32_t n = 1 + fz_below(f, 8), i;
+        uint64_t pbl = guest_alloc(&t->alloc, 8 * n);
+
+        for (i = 0; i < n; i++) {
+            uint64_t a = cpu_to_le64(f->scratch + 4096 * fz_below(f, 255));
+
+            qtest_memwrite(t->qts, pbl + 8 * i, &a, 8);
+        }
+        p->iova = cpu_to_le64(fz_rand64(f) & 0x7ffffffff000ull);
+        p->length = cpu_to_le64(n * 4096ull - fz_below(f, 4096));
+        p->pbl_addr = cpu_to_le64(pbl);
+        p->pdn = cpu_to_le32(fz_chance(f, 80) ? f->h.pdn :
+                             fz_handle(f, f->pd, f->pd_live, FZ_NH));
+        p->npages = cpu_to_le32(n);
+        p->access = fz_below(f, 16);
+        if (p->access & (QHCA_ACCESS_REMOTE_WRITE |
+                         QHCA_ACCESS_REMOTE_ATOMIC)) {
+            p->access |= QHCA_ACCESS_LOCAL_WRITE;
+        }
+        p->key = fz_below(f, 256);
+        p->page_shift = 12;
+        if (fz_chance(f, 20)) {
+            memset(p, 0, sizeof(*p));
+            p->length = cpu_to_le64(fz_interesting(f));
+            p->pdn = cpu_to_le32(f->h.pdn);
+            p->access = QHCA_ACCESS_ALL;
+            p->key = fz_below(f, 256);
+            p->flags = QHCA_MR_F_PHYS;
+        }
+        break;
+    }
+    case QHCA_CMD_CREATE_CQ: {
+        struct qhca_cmd_create_cq *p = (void *)sqe.payload;
+        uint8_t depth = 1 + fz_below(f, 6);
+
+        slot = fz_slot(f, f->cq_live, FZ_NCQ, false);
+        newcq.entries = 1u << depth;
+        newcq.ring = guest_alloc(&t->alloc, 64u << depth);
+        newcq.dbrec = guest_alloc(&t->alloc, 64);
+        qtest_memset(t->qts, newcq.ring, 0, 64u << depth);
+        qtest_memset(t->qts, newcq.dbrec, 0, 4);
+        p->ring_addr = cpu_to_le64(newcq.ring);
+        p->dbrec_addr = cpu_to_le64(newcq.dbrec);
+        p->eqn = cpu_to_le32(fz_chance(f, 80) ? f->h.eqn :
+                             fz_handle(f, f->eq, f->eq_live, FZ_NH));
+        p->uar = cpu_to_le32(f->h.uar);
+        p->depth_log2 = depth;
+        break;
+    }
+    case QHCA_CMD_CREATE_QP: {
+        struct qhca_cmd_create_qp *p = (void *)sqe.payload;
+        uint8_t sqd = 1 + fz_below(f, 5), sqs = 6 + fz_below(f, 4);
+        uint8_t rqd = 1 + fz_below(f, 5), rqs = 4 + fz_below(f, 4);
+        int srq = fz_slot(f, f->srq_live, FZ_NSRQ, true);
+        unsigned type = fz_below(f, 10);
+
+        slot = fz_slot(f, f->qp_live, FZ_NQP, false);
+        newqp.uar = f->h.uar;
+        newqp.sq_entries = 1u << sqd;
+        newqp.rq_entries = 1u << rqd;
+        newqp.sq_stride = 1u << sqs;
+        newqp.rq_stride = 1u << rqs;
+        newqp.sq = guest_alloc(&t->alloc, 1u << (sqd + sqs));
+        newqp.rq = guest_alloc(&t->alloc, 1u << (rqd + rqs));
+        qtest_memset(t->qts, newqp.sq, 0, 1u << (sqd + sqs));
+        qtest_memset(t->qts, newqp.rq, 0, 1u << (rqd + rqs));
+        p->sq_addr = cpu_to_le64(newqp.sq);
+        p->rq_addr = cpu_to_le64(newqp.rq);
+        p->pdn = cpu_to_le32(f->h.pdn);
+        p->uar = cpu_to_le32(f->h.uar);
+        p->send_cqn = cpu_to_le16(fz_cqn(f));
+        p->recv_cqn = cpu_to_le16(fz_cqn(f));
+        p->type = type < 6 ? QHCA_QPT_RC : type < 8 ? QHCA_QPT_UC :
+                  QHCA_QPT_UD;
+        p->flags = fz_chance(f, 30) ? QHCA_QP_F_SQ_SIG_ALL : 0;
+        p->sq_depth_log2 = sqd;
+        p->sq_stride_log2 = sqs;
+        p->rq_depth_log2 = rqd;
+        p->rq_stride_log2 = rqs;
+        if (srq >= 0 && fz_chance(f, 30)) {
+            /* Receives from an SRQ: no RQ of its own. */
+            p->flags |= QHCA_QP_F_SRQ;
+            p->srqn = cpu_to_le16(f->srq[srq].srqn);
+            p->rq_addr = 0;
+            p->rq_depth_log2 = 0;
+            p->rq_stride_log2 = 0;
+        }
+        break;
+    }
+    case QHCA_CMD_MODIFY_QP: {
+        struct qhca_cmd_modify_qp *p = (void *)sqe.payload;
+
+        p->qpn = cpu_to_le32(fz_qpn(f));
+        p->attr_mask = cpu_to_le32(fz_chance(f, 70) ?
+                                   (QHCA_QP_ATTR_STATE | fz_below(f, 0x2000)) :
+                                   (uint32_t)fz_interesting(f));
+        p->state = fz_below(f, 8);
+        p->dest_qpn = cpu_to_le32(fz_qpn(f));
+        p->sq_psn = cpu_to_le32(fz_below(f, 1 << 24));
+        p->rq_psn = cpu_to_le32(fz_below(f, 1 << 24));
+        p->dlid = cpu_to_le16(fz_chance(f, 80) ? HX_LID : fz_interesting(f));
+        p->access = fz_below(f, 16) & ~QHCA_ACCESS_LOCAL_WRITE;
+        p->path_mtu = 1 + fz_below(f, 5);
+        p->timeout = fz_below(f, 12);
+        p->retry_cnt = fz_below(f, 8);
+        p->rnr_retry = fz_below(f, 8);
+        p->min_rnr_timer = fz_below(f, 32);
+        p->max_rd_atomic = fz_below(f, 17);
+        p->max_dest_rd_atomic = fz_below(f, 17);
+        break;
+    }
+    case QHCA_CMD_CREATE_SRQ: {
+        struct qhca_cmd_create_srq *p = (void *)sqe.payload;
+        uint8_t depth = 1 + fz_below(f, 5), stride = 4 + fz_below(f, 4);
+
+        slot = fz_slot(f, f->srq_live, FZ_NSRQ, false);
+        newsrq.entries = 1u << depth;
+        newsrq.stride = 1u << stride;
+        newsrq.ring = guest_alloc(&t->alloc, 1u << (depth + stride));
+        qtest_memset(t->qts, newsrq.ring, 0, 1u << (depth + stride));
+        p->ring_addr = cpu_to_le64(newsrq.ring);
+        p->pdn = cpu_to_le32(f->h.pdn);
+        p->uar = cpu_to_le32(f->h.uar);
+        p->depth_log2 = depth;
+        p->stride_log2 = stride;
+        p->limit = cpu_to_le32(fz_below(f, newsrq.entries + 1));
+        break;
+    }
+    case QHCA_CMD_MODIFY_SRQ: {
+        struct qhca_cmd_modify_srq *p = (void *)sqe.payload;
+
+        p->srqn = cpu_to_le32(fz_srqn(f));
+        p->attr_mask = cpu_to_le32(QHCA_SRQ_ATTR_LIMIT);
+        p->limit = cpu_to_le32(fz_below(f, 40));
+        break;
+    }
+    default:
+        break;
+    }
+
+    if (mutated) {
+        if (fz_chance(f, 20)) {
+            /* The entry itself: flags, rsvd, resp_addr, resp_len. */
+            fz_mutate(f, (uint8_t *)&sqe + 4, 20);
+            if (fz_hits_admin_cq(f, le64_to_cpu(sqe.resp_addr), 4096)) {
+                sqe.resp_addr = cpu_to_le64(fz_addr(f, 4096));
+            }
+        } else {
+            fz_mutate(f, sqe.payload, sizeof(sqe.payload));
+        }
+    }
+    if (fz_hits_admin_cq(f, le64_to_cpu(sqe.resp_addr),
+                         MIN(le32_to_cpu(sqe.resp_len), 4096))) {
+        sqe.resp_addr = cpu_to_le64(t->resp);
+    }
+
+    status = qt_submit(t, &sqe, &result);
+    fz_pair(f, "cmd", op, status);
+    if (status != QHCA_AQ_SUCCESS) {
+        return;
+    }
+
+    /* Keep the model in step with what the device did. */
+    switch (op) {
+    case QHCA_CMD_ALLOC_UAR:
+    case QHCA_CMD_ALLOC_PD:
+    case QHCA_CMD_CREATE_EQ: {
+        uint32_t *h = op == QHCA_CMD_ALLOC_UAR ? f->uar :
+                      op == QHCA_CMD_ALLOC_PD ? f->pd : f->eq;
+        bool *live = op == QHCA_CMD_ALLOC_UAR ? f->uar_live :
+                     op == QHCA_CMD_ALLOC_PD ? f->pd_live : f->eq_live;
+        int i = fz_slot(f, live, FZ_NH, false);
+
+        if (i >= 0) {
+            h[i] = result;
+            live[i] = true;
+        }
+        break;
+    }
+    case QHCA_CMD_REG_MR: {
+        int i = fz_slot(f, f->mr_live, FZ_NMR, false);
+        struct qhca_cmd_reg_mr *p = (void *)sqe.payload;
+
+        if (i >= 0) {
+            f->mr[i] = result << 8 | p->key;
+            f->mr_live[i] = true;
+        }
+        break;
+    }
+    case QHCA_CMD_CREATE_CQ:
+        if (slot >= 0 && !mutated) {
+            newcq.cqn = result;
+            f->cq[slot] = newcq;
+            f->cq_live[slot] = true;
+        }
+        break;
+    case QHCA_CMD_CREATE_QP:
+        if (slot >= 0 && !mutated) {
+            struct qhca_cmd_create_qp *p = (void *)sqe.payload;
+
+            newqp.qpn = result;
+            f->qp[slot] = newqp;
+            f->qp_live[slot] = true;
+            f->qp_type[slot] = p->type;
+            f->qp_srq[slot] = p->flags & QHCA_QP_F_SRQ;
+        }
+        break;
+    case QHCA_CMD_CREATE_SRQ:
+        if (slot >= 0 && !mutated) {
+            newsrq.srqn = result;
+            f->srq[slot] = newsrq;
+            f->srq_live[slot] = true;
+        }
+        break;
+    case QHCA_CMD_DEALLOC_UAR:
+    case QHCA_CMD_DEALLOC_PD:
+    case QHCA_CMD_DESTROY_EQ:
+    case QHCA_CMD_DEREG_MR:
+    case QHCA_CMD_DESTROY_CQ:
+    case QHCA_CMD_DESTROY_SRQ:
+    case QHCA_CMD_DESTROY_QP: {
+        uint32_t hd = le32_to_cpu(((struct qhca_cmd_handle *)
+                                   sqe.payload)->handle);
+        int i;
+
+        for (i = 0; i < FZ_NH; i++) {
+            if (op == QHCA_CMD_DEALLOC_UAR && f->uar[i] == hd) {
+                f->uar_live[i] = false;
+            } else if (op == QHCA_CMD_DEALLOC_PD && f->pd[i] == hd) {
+                f->pd_live[i] = false;
+            } else if (op == QHCA_CMD_DESTROY_EQ && f->eq[i] == hd) {
+                f->eq_live[i] = false;
+            }
+        }
+        for (i = 0; i < FZ_NMR; i++) {
+            if (op == QHCA_CMD_DEREG_MR && f->mr[i] >> 8 == hd) {
+                f->mr_live[i] = false;
+            }
+        }
+        for (i = 0; i < FZ_NCQ; i++) {
+            if (op == QHCA_CMD_DESTROY_CQ && f->cq[i].cqn == hd) {
+                f->cq_live[i] = false;
+            }
+        }
+        for (i = 0; i < FZ_NQP; i++) {
+            if (op == QHCA_CMD_DESTROY_QP && f->qp[i].qpn == hd) {
+                f->qp_live[i] = false;
+            }
+        }
+        for (i = 0; i < FZ_NSRQ; i++) {
+            if (op == QHCA_CMD_DESTROY_SRQ && f->srq[i].srqn == hd) {
+                f->srq_live[i] = false;
+            }
+        }
+        /* The base objects are ordinary ones to the device. */
+        if (op == QHCA_CMD_DEREG_MR && hd == f->phys_key >> 8) {
+            f->phys_key = 0;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/*
+ * Commands in two batches without consuming the first batch's
+ * completions, so that the second fills the admin CQ: the device must
+ * stop, and resume when the CQ doorbell frees slots.
+ */
+static void fz_batch(Fz *f)
+{
+    QhcaTest *t = f->t;
+    unsigned n[2], b, i;
+
+    n[0] = 1 + fz_below(f, t->entries - 1);
+    n[1] = 1 + fz_below(f, t->entries - 1);
+    for (b = 0; b < 2; b++) {
+        uint16_t first = t->next_id + 1;
+
+        for (i = 0; i < n[b]; i++) {
+            struct qhca_aq_sqe sqe = {
+                .opcode = cpu_to_le16(fz_chance(f, 50) ?
+                                      QHCA_CMD_QUERY_STATS :
+                                      QHCA_CMD_QUERY_COUNTERS),
+                .resp_addr = cpu_to_le64(t->resp),
+                .resp_len = cpu_to_le32(4096),
+            };
+
+            qt_queue_sqe(t, &sqe);
+        }
+        qt_ring_sq(t);
+        if (b) {
+            /* Let the device find its CQ full, then free the slots. */
+            g_usleep(1000);
+            qt_wr(t, QHCA_REG_AQ_CQ_DB, t->cq_head);
+        }
+        for (i = 0; i < n[b]; i++) {
+            QhcaCompletion c = qt_take_cqe(t);
+
+            g_assert_cmpuint(c.cmd_id, ==, (uint16_t)(first + i));
+            g_assert_cmpuint(c.status, ==, QHCA_AQ_SUCCESS);
+            fz_pair(f, "batch", 0, c.status);
+        }
+    }
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, t->cq_head);
+}
+
+/* Connect two live QPs (or one to itself) afresh, from RESET. */
+static void fz_connect(Fz *f)
+{
+    int a = fz_slot(f, f->qp_live, FZ_NQP, true);
+    int b = fz_slot(f, f->qp_live, FZ_NQP, true);
+    struct qhca_cmd_modify_qp m = {
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE),
+        .state = QHCA_QPS_RESET,
+    };
+
+    if (a < 0) {
+        return;
+    }
+    m.qpn = cpu_to_le32(f->qp[a].qpn);
+    fz_pair(f, "reset-qp", 0, qt_cmd(f->t, QHCA_CMD_MODIFY_QP, &m,
+                                     sizeof(m), NULL));
+    /* RESET forgets the rings' indices: so does the model. */
+    f->qp[a].sq_pi = f->qp[a].rq_pi = 0;
+    if (f->qp_type[a] == QHCA_QPT_RC) {
+        fz_pair(f, "connect", QHCA_QPT_RC,
+                hx_connect(&f->h, &f->qp[a], &f->qp[b]));
+        return;
+    }
+    /* UC and UD: INIT (UD with a Q_Key), RTR (UC with a path), RTS. */
+    {
+        bool ud = f->qp_type[a] == QHCA_QPT_UD;
+        struct qhca_cmd_modify_qp s3[3] = {
+            {
+                .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE |
+                                         (ud ? QHCA_QP_ATTR_QKEY :
+                                               QHCA_QP_ATTR_ACCESS)),
+                .state = QHCA_QPS_INIT,
+                .access = QHCA_ACCESS_REMOTE_WRITE,
+                .qkey = cpu_to_le32(0x11111111),
+            }, {
+                .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | (ud ? 0 :
+                                         QHCA_QP_ATTR_PATH |
+                                         QHCA_QP_ATTR_DEST_QPN |
+                                         QHCA_QP_ATTR_RQ_PSN)),
+                .state = QHCA_QPS_RTR,
+                .dlid = cpu_to_le16(HX_LID),
+                .path_mtu = HX_MTU_1024,
+                .dest_qpn = cpu_to_le32(f->qp[b].qpn),
+            }, {
+                .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE |
+                                         QHCA_QP_ATTR_SQ_PSN),
+                .state = QHCA_QPS_RTS,
+            },
+        };
+        uint8_t status = QHCA_AQ_SUCCESS;
+        int i;
+
+        for (i = 0; i < 3 && status == QHCA_AQ_SUCCESS; i++) {
+            s3[i].qpn = cpu_to_le32(f->qp[a].qpn);
+            status = qt_cmd(f->t, QHCA_CMD_MODIFY_QP, &s3[i], sizeof(s3[i]),
+                            NULL);
+        }
+        fz_pair(f, "connect", f->qp_type[a], status);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Work requests and doorbells                                         */
+
+static struct qhca_sge fz_sge(Fz *f)
+{
+    uint32_t len = fz_chance(f, 80) ? fz_below(f, 8192) : fz_interesting(f);
+
+    if (fz_chance(f, 60)) {
+        /* A good one: scratch RAM under the physical MR. */
+        return (struct qhca_sge) {
+            .addr = cpu_to_le64(f->scratch + fz_below(f, FZ_SCRATCH / 2)),
+            .length = cpu_to_le32(fz_below(f, 4096)),
+            .lkey = cpu_to_le32(f->phys_key),
+        };
+    }
+
+    return (struct qhca_sge) {
+        .addr = cpu_to_le64(fz_addr(f, len)),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(fz_key(f)),
+    };
+}
+
+static void fz_send(Fz *f)
+{
+    int i = fz_slot(f, f->qp_live, FZ_NQP, true);
+    uint8_t buf[1024] = { 0 };
+    struct qhca_sq_wqe *w = (void *)buf;
+    struct qhca_sge *sge = (void *)(buf + sizeof(*w));
+    HxQp *qp;
+    unsigned n, j, room;
+    uint64_t slot;
+    uint16_t pi;
+
+    if (i < 0) {
+        return;
+    }
+    qp = &f->qp[i];
+    room = (qp->sq_stride - sizeof(*w)) / sizeof(*sge);
+    n = fz_below(f, MIN(room, 4) + 1);
+    w->wr_id = cpu_to_le64(f->steps);
+    w->opcode = fz_chance(f, 95) ? fz_below(f, 7) : fz_below(f, 256);
+    w->flags = fz_chance(f, 80) ? QHCA_WQE_F_SIGNALED : fz_below(f, 256);
+    w->num_sge = n;
+    w->imm_data = g_rand_int(f->r);
+    if (fz_chance(f, 60)) {
+        w->remote_addr = cpu_to_le64(f->scratch + FZ_SCRATCH / 2 +
+                                     8 * fz_below(f, FZ_SCRATCH / 32));
+        w->rkey = cpu_to_le32(f->phys_key);
+    } else {
+        w->remote_addr = cpu_to_le64(fz_addr(f, 8));
+        w->rkey = cpu_to_le32(fz_key(f));
+    }
+    w->compare_add = cpu_to_le64(fz_rand64(f));
+    w->swap = cpu_to_le64(fz_rand64(f));
+    for (j = 0; j < n; j++) {
+        sge[j] = fz_sge(f);
+    }
+    if ((w->opcode == QHCA_WR_ATOMIC_CMP_AND_SWP ||
+         w->opcode == QHCA_WR_ATOMIC_FETCH_AND_ADD) && fz_chance(f, 70)) {
+        /* Mostly well formed: one 8-byte SGE, an aligned target. */
+        w->num_sge = n = 1;
+        sge[0].length = cpu_to_le32(8);
+        w->remote_addr = cpu_to_le64(le64_to_cpu(w->remote_addr) & ~7ull);
+    }
+    if (f->qp_type[i] == QHCA_QPT_UD) {
+        struct qhca_sq_wqe_ud *u = (void *)buf;
+
+        /* The address vector where RC has remote address and operands. */
+        u->opcode = fz_chance(f, 90) ? QHCA_WR_SEND + fz_below(f, 2) :
+                    fz_below(f, 8);
+        u->dest_qpn = cpu_to_le32(fz_qpn(f));
+        u->qkey = cpu_to_le32(fz_chance(f, 50) ? 0x11111111 :
+                              (uint32_t)fz_interesting(f));
+        u->dlid = cpu_to_le16(fz_chance(f, 90) ? HX_LID : fz_interesting(f));
+        u->sl = fz_below(f, 17);
+        u->av_flags = fz_chance(f, 30) ? QHCA_AV_F_GRH : 0;
+        u->inline_len = 0;
+        memset(u->dgid, 0, sizeof(u->dgid));
+        u->flow_label = cpu_to_le32(fz_below(f, 1 << 20));
+        u->hop_limit = fz_below(f, 256);
+        u->traffic_class = 0;
+        u->sgid_index = fz_chance(f, 95) ? 0 : 1;
+        u->rsvd1 = 0;
+        memset(u->rsvd2, 0, sizeof(u->rsvd2));
+    }
+    if (fz_chance(f, 10)) {
+        w->flags |= QHCA_WQE_F_INLINE;
+        w->inline_len = cpu_to_le32(fz_chance(f, 70) ?
+                                    fz_below(f, qp->sq_stride) :
+                                    fz_interesting(f));
+    }
+    if (fz_chance(f, 30)) {
+        fz_mutate(f, buf, MIN(qp->sq_stride, sizeof(buf)));
+    }
+    /*
+     * What the WQE makes the device write must miss the admin rings:
+     * the local SGEs (READ and atomic results) and the remote range
+     * (WRITE, on this same device), as long as the whole message.
+     */
+    {
+        unsigned k, nsge = MIN(w->num_sge, (MIN(qp->sq_stride,
+                                                sizeof(buf)) - sizeof(*w)) /
+                                           sizeof(*sge));
+        uint64_t total = 8;
+
+        for (k = 0; k < nsge; k++) {
+            uint64_t len = le32_to_cpu(sge[k].length);
+
+            total += len;
+            if (fz_hits_admin(f, le64_to_cpu(sge[k].addr), MAX(len, 1))) {
+                sge[k].addr = cpu_to_le64(FZ_SAFE_ADDR);
+            }
+        }
+        total = MAX(total, le32_to_cpu(w->inline_len));
+        if (f->qp_type[i] != QHCA_QPT_UD &&
+            fz_hits_admin(f, le64_to_cpu(w->remote_addr), total)) {
+            w->remote_addr = cpu_to_le64(FZ_SAFE_ADDR);
+        }
+    }
+    slot = qp->sq + (qp->sq_pi & (qp->sq_entries - 1)) * qp->sq_stride;
+    qtest_memwrite(f->t->qts, slot, buf, MIN(qp->sq_stride, sizeof(buf)));
+    qp->sq_pi++;
+    pi = fz_chance(f, 90) ? qp->sq_pi : fz_interesting(f);
+    hx_db(&f->h, fz_chance(f, 95) ? qp->uar : fz_below(f, 8), QHCA_DB_SQ,
+          qp->qpn << 16 | pi);
+}
+
+static void fz_srq_post(Fz *f);
+
+static void fz_recv(Fz *f)
+{
+    int i = fz_slot(f, f->qp_live, FZ_NQP, true);
+    struct qhca_sge sge[4];
+    unsigned n, j;
+    HxQp *qp;
+
+    if (i < 0) {
+        return;
+    }
+    qp = &f->qp[i];
+    if (f->qp_srq[i]) {
+        fz_srq_post(f);
+        return;
+    }
+    n = fz_below(f, MIN((qp->rq_stride - 16) / 16, 4) + 1);
+    for (j = 0; j < n; j++) {
+        sge[j] = fz_sge(f);
+    }
+    if (fz_chance(f, 5)) {
+        /* A count the stride cannot hold, as the WQE header says. */
+        struct qhca_rq_wqe h = { .num_sge = fz_interesting(f) };
+
+        qtest_memwrite(f->t->qts, qp->rq + (qp->rq_pi & (qp->rq_entries - 1))
+                       * qp->rq_stride, &h, sizeof(h));
+        qp->rq_pi++;
+        hx_db(&f->h, qp->uar, QHCA_DB_RQ, qp->qpn << 16 | qp->rq_pi);
+        return;
+    }
+    hx_post_recv(&f->h, qp, f->steps, sge, n);
+}
+
+/* A receive WQE on a live SRQ, and its doorbell. */
+static void fz_srq_post(Fz *f)
+{
+    int i = fz_slot(f, f->srq_live, FZ_NSRQ, true);
+    uint8_t buf[1024] = { 0 };
+    struct qhca_rq_wqe *w = (void *)buf;
+    struct qhca_sge *sge = (void *)(buf + sizeof(*w));
+    unsigned n, j;
+    FzSrq *q;
+
+    if (i < 0) {
+        return;
+    }
+    q = &f->srq[i];
+    n = fz_below(f, MIN((q->stride - 16) / 16, 4) + 1);
+    w->wr_id = cpu_to_le64(f->steps);
+    w->num_sge = fz_chance(f, 95) ? n : fz_interesting(f);
+    for (j = 0; j < n; j++) {
+        sge[j] = fz_sge(f);
+    }
+    qtest_memwrite(f->t->qts, q->ring + (q->pi & (q->entries - 1)) * q->stride,
+                   buf, MIN(q->stride, sizeof(buf)));
+    q->pi++;
+    hx_db(&f->h, f->h.uar, QHCA_DB_SRQ, q->srqn << 16 |
+          (fz_chance(f, 95) ? q->pi : (uint16_t)fz_interesting(f)));
+}
+
+static void fz_doorbell(Fz *f)
+{
+    static const uint32_t offs[] = {
+        QHCA_DB_SQ, QHCA_DB_RQ, QHCA_DB_CQ_ARM, QHCA_DB_CQ_ARM_SOL,
+        QHCA_DB_SRQ,
+    };
+    uint32_t page = fz_chance(f, 80) ? f->h.uar : fz_below(f, 8);
+    uint32_t off = fz_chance(f, 90) ? offs[fz_below(f, ARRAY_SIZE(offs))] :
+                   fz_below(f, QHCA_DB_PAGE_SIZE);
+    uint32_t num = fz_chance(f, 50) ? fz_qpn(f) : fz_cqn(f);
+    uint32_t val = fz_chance(f, 80) ? (num << 16 | fz_below(f, 0x10000)) :
+                   (uint32_t)fz_interesting(f);
+
+    hx_db(&f->h, page, off, val);
+    if (fz_chance(f, 10)) {
+        qpci_io_readl(f->t->dev, f->t->bar2,
+                      (uint64_t)page * QHCA_DB_PAGE_SIZE + (off & ~3u));
+    }
+}
+
+/* Take every CQE that is there; consume the EQ. */
+static void fz_poll(Fz *f)
+{
+    QhcaTest *t = f->t;
+    struct qhca_cqe cqe;
+    struct qhca_eqe eqe;
+    int i, n;
+
+    for (i = 0; i < FZ_NCQ; i++) {
+        /* Not every CQ every time: small ones overrun now and then. */
+        if (!f->cq_live[i] || fz_chance(f, 30)) {
+            continue;
+        }
+        for (n = 0; n < 64 && hx_poll(&f->h, &f->cq[i], &cqe, 0); n++) {
+            fz_pair(f, "cqe", cqe.opcode, cqe.status);
+        }
+        if (fz_chance(f, 30)) {
+            hx_db(&f->h, f->h.uar, fz_chance(f, 50) ? QHCA_DB_CQ_ARM :
+                  QHCA_DB_CQ_ARM_SOL, f->cq[i].cqn << 16 |
+                  (f->cq[i].ci & 0xffff));
+        }
+    }
+    for (n = 0; n < 64; n++) {
+        uint8_t phase = !((f->eq_head / f->h.eq_entries) & 1);
+
+        eqe = qt_read_eqe(t, f->h.eq, f->eq_head % f->h.eq_entries);
+        if ((eqe.flags & QHCA_EQE_FLAGS_PHASE) != phase) {
+            break;
+        }
+        fz_pair(f, "eqe", eqe.type, 0);
+        f->eq_head++;
+    }
+    qt_wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, f->h.eqn) |
+          (f->eq_head % f->h.eq_entries));
+}
+
+/* A random BAR 0 access, or a reset; the model starts afresh. */
+static void fz_register(Fz *f)
+{
+    static const unsigned widths[] = { 1, 2, 4, 8 };
+    QhcaTest *t = f->t;
+    unsigned w = widths[fz_below(f, 4)];
+    uint32_t off = fz_chance(f, 70) ? fz_below(f, QHCA_REG_END + 8) :
+                   fz_below(f, QHCA_REG_BAR_SIZE - 8);
+    uint64_t v = fz_interesting(f);
+
+    if (fz_chance(f, 50)) {
+        off &= ~3u;
+        w = 4;
+    }
+    switch (w) {
+    case 1:
+        qpci_io_readb(t->dev, t->bar0, off);
+        qpci_io_writeb(t->dev, t->bar0, off, v);
+        break;
+    case 2:
+        qpci_io_readw(t->dev, t->bar0, off);
+        qpci_io_writew(t->dev, t->bar0, off, v);
+        break;
+    case 4:
+        qpci_io_readl(t->dev, t->bar0, off);
+        qpci_io_writel(t->dev, t->bar0, off, v);
+        break;
+    default:
+        qpci_io_readq(t->dev, t->bar0, off);
+        qpci_io_writeq(t->dev, t->bar0, off, v);
+        break;
+    }
+    fz_pair(f, "reg", off, qt_rd(t, QHCA_REG_ERROR));
+    if (fz_chance(f, 30)) {
+        /* Whatever state that left: a reset, disable, or nothing. */
+        qt_wr(t, QHCA_REG_CTRL, fz_chance(f, 50) ? QHCA_CTRL_RESET : 0);
+    }
+    if (fz_chance(f, 20)) {
+        /* A configuration of the guest's choice, and ENABLE on it. */
+        qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_RESET);
+        qt_write_aq_regs(t, fz_addr(f, 4096), fz_addr(f, 4096),
+                         fz_chance(f, 50) ? qt_aq_cfg(fz_below(f, 16),
+                                                      fz_below(f, 10)) :
+                         (uint32_t)fz_interesting(f));
+        qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
+        fz_pair(f, "enable", qt_rd(t, QHCA_REG_STATUS),
+                qt_rd(t, QHCA_REG_ERROR));
+    }
+    if (fz_chance(f, 50)) {
+        /* Doorbells on a device that may no longer be ready. */
+        fz_doorbell(f);
+        qt_wr(t, QHCA_REG_EQ_DB, g_rand_int(f->r));
+        qt_wr(t, QHCA_REG_AQ_CQ_DB, fz_below(f, 64));
+    }
+    /* Give a disturbed admin queue time to do whatever it will. */
+    g_usleep(1000);
+    fz_resync(f);
+}
+
+/* The device still answers, as an enabled device must. */
+static void fz_check_alive(Fz *f, const char *after)
+{
+    QhcaTest *t = f->t;
+    struct qhca_device_attr attr;
+    uint32_t status;
+
+    if (qt_rd(t, QHCA_REG_MAGIC) != QHCA_MAGIC) {
+        fprintf(f->report, "FINDING: MAGIC wrong after %s (step %" PRIu64
+                ")\n", after, f->steps);
+        exit(3);
+    }
+    status = qt_rd(t, QHCA_REG_STATUS);
+    if (status != QHCA_STATUS_READY) {
+        fprintf(f->report, "FINDING: STATUS 0x%x ERROR %u after %s (step %"
+                PRIu64 ")\n", status, qt_rd(t, QHCA_REG_ERROR), after,
+                f->steps);
+        exit(3);
+    }
+    if (qt_query(t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &attr, sizeof(attr)) !=
+        QHCA_AQ_SUCCESS || le32_to_cpu(attr.vendor_id) != QHCA_PCI_VENDOR_ID) {
+        fprintf(f->report, "FINDING: QUERY_DEVICE failed after %s (step %"
+                PRIu64 ")\n", after, f->steps);
+        exit(3);
+    }
+}
+
+/* One run: @steps steps from @seed; the pairs seen go to @out. */
+static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
+                   FILE *out)
+{
+    static const struct {
+        const char *name;
+        void (*fn)(Fz *f);
+        unsigned weight;
+    } actions[] = {
+        { "cmd", fz_cmd, 40 },
+        { "connect", fz_connect, 8 },
+        { "batch", fz_batch, 2 },
+        { "send", fz_send, 22 },
+        { "recv", fz_recv, 10 },
+        { "doorbell", fz_doorbell, 8 },
+        { "srq", fz_srq_post, 5 },
+        { "poll", fz_poll, 10 },
+        { "register", fz_register, 4 },
+    };
+    g_autofree char *props = NULL;
+    unsigned total = 0, a;
+    GHashTableIter it;
+    gpointer key;
+    Fz f = { 0 };
+
+    for (a = 0; a < ARRAY_SIZE(actions); a++) {
+        total += actions[a].weight;
+    }
+    /* Small tables, so that they fill up now and then. */
+    props = g_strdup_printf(",max-uars=8,max-pds=8,max-cqs=12,max-qps=12,"
+                            "max-mrs=32,max-srqs=4,max-eqs=6%s%s%s",
+                            trace ? " -D " : "",
+                            trace ? trace : "",
+                            trace ? " -trace 'qhca_*'" : "");
+    f.report = stderr;
+    f.r = g_rand_new_with_seed(seed);
+    f.pairs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    f.t = qhca_start(props);
+    f.scratch = guest_alloc(&f.t->alloc, FZ_SCRATCH);
+    fz_resync(&f);
+
+    for (f.steps = 0; f.steps < steps; f.steps++) {
+        unsigned pick = fz_below(&f, total);
+
+        for (a = 0; pick >= actions[a].weight; a++) {
+            pick -= actions[a].weight;
+        }
+        actions[a].fn(&f);
+        fz_check_alive(&f, actions[a].name);
+    }
+    /* A last look at what the engine did, then a clean shutdown. */
+    g_usleep(20000);
+    fz_poll(&f);
+    fz_check_alive(&f, "the end");
+    qhca_stop(f.t);
+
+    fprintf(out, "S %" PRIu64 "\n", f.steps);
+    g_hash_table_iter_init(&it, f.pairs);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+        fprintf(out, "P %s\n", (char *)key);
+    }
+    fflush(out);
+    g_hash_table_destroy(f.pairs);
+    g_rand_free(f.r);
+}
+
+/* ------------------------------------------------------------------ */
+/* The driver of the runs                                              */
+
+static uint64_t fz_env(const char *name, uint64_t def)
+{
+    const char *v = getenv(name);
+
+    return v && *v ? g_ascii_strtoull(v, NULL, 0) : def;
+}
+
+/* The event names of a trace-events file. */
+static GHashTable *fz_read_events(const char *path)
+{
+    GHashTable *set = g_hash_table_new_full(g_str_hash, g_str_equal,
+                                            g_free, NULL);
+    g_autofree char *text = NULL;
+    g_auto(GStrv) lines = NULL;
+    int i;
+
+    if (!path || !g_file_get_contents(path, &text, NULL, NULL)) {
+        return set;
+    }
+    lines = g_strsplit(text, "\n", -1);
+    for (i = 0; lines[i]; i++) {
+        const char *l = lines[i];
+        size_t n = strcspn(l, "(");
+
+        if (!g_str_has_prefix(l, "qhca_") || !l[n]) {
+            continue;
+        }
+        g_hash_table_add(set, g_strndup(l, n));
+    }
+    return set;
+}
+
+/*
+ * Add the event names in QEMU's trace log to @seen.  Line by line: a run
+ * can log tens of MB, and splitting that in one piece is quadratic under
+ * ASan's string interceptors.
+ */
+static void fz_read_trace(const char *path, GHashTable *seen)
+{
+    FILE *in = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+
+    if (!in) {
+        return;
+    }
+    while (getline(&line, &cap, in) > 0) {
+        char *l = line;
+        char *colon = strchr(l, ':');
+        char *at = strchr(l, '@');
+
+        /* "pid@sec.usec:name args" or "name args" */
+        if (colon && at && at < colon) {
+            l = colon + 1;
+        }
+        if (!g_str_has_prefix(l, "qhca_")) {
+            continue;
+        }
+        l[strcspn(l, " \n")] = '\0';
+        if (!g_hash_table_contains(seen, l)) {
+            g_hash_table_add(seen, g_strdup(l));
+        }
+    }
+    free(line);
+    fclose(in);
+}
+
+/* The hard link of QEMU, removed however the fuzzer ends. */
+static char *fz_qemu_link;
+
+static void fz_on_signal(int sig)
+{
+    if (fz_qemu_link) {
+        unlink(fz_qemu_link);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t budget = fz_env("QHCA_FUZZ_TIME", 60);
+    uint64_t first = fz_env("QHCA_FUZZ_SEED", 1);
+    uint64_t nseeds = fz_env("QHCA_FUZZ_SEEDS", 0);
+    uint64_t steps = fz_env("QHCA_FUZZ_STEPS", 200);
+    const char *outdir = getenv("QHCA_FUZZ_OUT");
+    const char *events_file = getenv("QHCA_FUZZ_TRACE_EVENTS");
+    g_autoptr(GHashTable) events = NULL;
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash,
+                                                       g_str_equal,
+                                                       g_free, NULL);
+    g_autoptr(GHashTable) pairs = g_hash_table_new_full(g_str_hash,
+                                                        g_str_equal,
+                                                        g_free, NULL);
+    g_autofree char *tmpdir = NULL;
+    g_autofree char *qemu_link = NULL;
+    gint64 start = g_get_monotonic_time();
+    uint64_t runs = 0, execs = 0, findings = 0, restarts = 0, seed;
+    uint64_t retried = UINT64_MAX;
+    int i;
+
+    for (i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : "0";
+
+        if (!strcmp(argv[i], "--time")) {
+            budget = g_ascii_strtoull(v, NULL, 0);
+        } else if (!strcmp(argv[i], "--seed")) {
+            first = g_ascii_strtoull(v, NULL, 0);
+        } else if (!strcmp(argv[i], "--seeds")) {
+            nseeds = g_ascii_strtoull(v, NULL, 0);
+        } else if (!strcmp(argv[i], "--steps")) {
+            steps = g_ascii_strtoull(v, NULL, 0);
+        } else if (!strcmp(argv[i], "--out")) {
+            outdir = v;
+        } else if (!strcmp(argv[i], "--trace-events")) {
+            events_file = v;
+        } else {
+            fprintf(stderr, "usage: %s [--time S] [--seed N] [--seeds N] "
+                    "[--steps N] [--out DIR] [--trace-events FILE]\n",
+                    argv[0]);
+            return 2;
+        }
+        i++;
+    }
+    if (!getenv("QTEST_QEMU_BINARY")) {
+        fprintf(stderr, "qhca-fuzz: set QTEST_QEMU_BINARY\n");
+        return 2;
+    }
+    if (!outdir) {
+        tmpdir = g_dir_make_tmp("qhca-fuzz-XXXXXX", NULL);
+        outdir = tmpdir;
+    }
+    g_mkdir_with_parents(outdir, 0755);
+    /* Sanitizer reports end the run; leaks of QEMU's own are not ours. */
+    g_setenv("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1", FALSE);
+    g_setenv("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1", FALSE);
+    events = fz_read_events(events_file);
+    /*
+     * Run a hard link of QEMU, beside it (it finds its data relative to
+     * itself): a rebuild meanwhile replaces the file, not the link.
+     */
+    qemu_link = g_strdup_printf("%s.fuzz-%d", getenv("QTEST_QEMU_BINARY"),
+                                (int)getpid());
+    if (link(getenv("QTEST_QEMU_BINARY"), qemu_link) == 0) {
+        g_setenv("QTEST_QEMU_BINARY", qemu_link, TRUE);
+        fz_qemu_link = qemu_link;
+        signal(SIGINT, fz_on_signal);
+        signal(SIGTERM, fz_on_signal);
+        signal(SIGHUP, fz_on_signal);
+    } else {
+        g_clear_pointer(&qemu_link, g_free);
+    }
+
+    printf("qhca-fuzz: seeds from %" PRIu64 ", %" PRIu64 " steps each, "
+           "budget %" PRIu64 " s, QEMU %s\n", first, steps, budget,
+           getenv("QTEST_QEMU_BINARY"));
+    fflush(stdout);
+    for (seed = first;
+         (nseeds ? seed < first + nseeds :
+                   g_get_monotonic_time() - start <
+                   (gint64)budget * G_USEC_PER_SEC);
+         seed++) {
+        g_autofree char *log = g_strdup_printf("%s/seed-%" PRIu64 ".log",
+                                               outdir, seed);
+        g_autofree char *trace = g_strdup_printf("%s/trace-%" PRIu64 ".log",
+                                                 outdir, seed);
+        g_autofree char *text = NULL;
+        gint64 deadline;
+        int pfd[2], wstatus = 0;
+        pid_t pid, done = 0;
+        FILE *in;
+        char line[256];
+        bool ok;
+
+        g_assert(pipe(pfd) == 0);
+        fflush(stdout);
+        pid = fork();
+        g_assert(pid >= 0);
+        if (pid == 0) {
+            FILE *out = fdopen(pfd[1], "w");
+            int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+            close(pfd[0]);
+            setpgid(0, 0);
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            signal(SIGHUP, SIG_DFL);
+            dup2(fd, 2);
+            dup2(fd, 1);
+            fz_run(seed, steps, trace, out);
+            _exit(0);
+        }
+        setpgid(pid, pid);
+        close(pfd[1]);
+        in = fdopen(pfd[0], "r");
+        /* The child writes its results at the end, so read after. */
+        deadline = g_get_monotonic_time() +
+                   FZ_RUN_DEADLINE_S * G_USEC_PER_SEC;
+        while (!done) {
+            done = waitpid(pid, &wstatus, WNOHANG);
+            if (!done && g_get_monotonic_time() > deadline) {
+                kill(-pid, SIGKILL);
+                waitpid(pid, &wstatus, 0);
+                wstatus = -1;
+                break;
+            }
+            if (!done) {
+                g_usleep(20000);
+            }
+        }
+        /* Let the run's QEMU go too, whatever became of the run. */
+        kill(-pid, SIGKILL);
+        while (fgets(line, sizeof(line), in)) {
+            g_strchomp(line);
+            if (line[0] == 'S') {
+                execs += g_ascii_strtoull(line + 2, NULL, 10);
+            } else if (line[0] == 'P') {
+                g_hash_table_add(pairs, g_strdup(line + 2));
+            }
+        }
+        fclose(in);
+        fz_read_trace(trace, seen);
+        runs++;
+        if (runs % 25 == 0) {
+            printf("  %" PRIu64 " runs, %" PRIu64 " steps, %" PRIu64
+                   " findings, %.0f s\n", runs, execs, findings,
+                   (g_get_monotonic_time() - start) / 1e6);
+        }
+
+        ok = wstatus == 0;
+        if (ok) {
+            unlink(log);
+            unlink(trace);
+            continue;
+        }
+        g_file_get_contents(log, &text, NULL, NULL);
+        if (text && strstr(text, "qtest_connect") && retried != seed) {
+            /*
+             * QEMU did not come up in libqtest's time (a sanitizer build
+             * on a loaded host): not the device's doing; once more.
+             */
+            printf("  seed %" PRIu64 ": QEMU did not start, again\n", seed);
+            restarts++;
+            retried = seed--;
+            unlink(log);
+            unlink(trace);
+            g_usleep(G_USEC_PER_SEC);
+            continue;
+        }
+        findings++;
+        printf("FINDING seed %" PRIu64 ": %s; reproduce with --seed %"
+               PRIu64 " --seeds 1 --steps %" PRIu64 "; log %s (QEMU's "
+               "trace beside it)\n", seed,
+               wstatus == -1 ? "no end within the deadline (hang)" :
+               WIFSIGNALED(wstatus) ? "killed by a signal" :
+               "exited non-zero", seed, steps, log);
+        if (text) {
+            /* The lines that say why. */
+            g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+            int n;
+
+            for (n = 0; lines[n]; n++) {
+                if (strstr(lines[n], "FINDING") || strstr(lines[n], "ERROR") ||
+                    strstr(lines[n], "runtime error") ||
+                    strstr(lines[n], "Sanitizer") ||
+                    strstr(lines[n], "assert")) {
+                    printf("  %s\n", lines[n]);
+                }
+            }
+        }
+    }
+
+    {
+        unsigned cmd = 0, cqe = 0, other = 0;
+        GHashTableIter it;
+        gpointer key;
+
+        g_hash_table_iter_init(&it, pairs);
+        while (g_hash_table_iter_next(&it, &key, NULL)) {
+            if (g_str_has_prefix(key, "cmd ")) {
+                cmd++;
+            } else if (g_str_has_prefix(key, "cqe ")) {
+                cqe++;
+            } else {
+                other++;
+            }
+        }
+        printf("executions: %" PRIu64 " steps in %" PRIu64 " runs (seeds %"
+               PRIu64 "..%" PRIu64 "), %.0f s\n", execs, runs, first,
+               seed - 1, (g_get_monotonic_time() - start) / 1e6);
+        printf("coverage: %u of %u qhca trace events emitted; %u (command, "
+               "status) pairs, %u (CQE opcode, status) pairs, %u other "
+               "outcomes\n", g_hash_table_size(seen),
+               g_hash_table_size(events), cmd, cqe, other);
+        if (!g_hash_table_size(events)) {
+            printf("  (--trace-events FILE gives the number defined)\n");
+        } else {
+            g_autoptr(GString) missed = g_string_new(NULL);
+
+            g_hash_table_iter_init(&it, events);
+            while (g_hash_table_iter_next(&it, &key, NULL)) {
+                if (!g_hash_table_contains(seen, key)) {
+                    g_string_append_printf(missed, " %s", (char *)key);
+                }
+            }
+            printf("  trace events not reached:%s\n", missed->str);
+        }
+        printf("findings: %" PRIu64 "%s%s\n", findings,
+               findings ? ", logs in " : "", findings ? outdir : "");
+        if (restarts) {
+            printf("  (%" PRIu64 " runs started again: QEMU did not come "
+                   "up in time)\n", restarts);
+        }
+    }
+    if (qemu_link) {
+        fz_qemu_link = NULL;
+        unlink(qemu_link);
+    }
+    if (tmpdir && !findings) {
+        rmdir(tmpdir);
+    }
+    return findings ? 1 : 0;
+}

@@ -1,0 +1,1396 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qtest: the qhca device against a hostile guest.
+ *
+ * QEMU's previous RDMA device (pvrdma) was removed after a series of CVEs:
+ * guest-controlled counts used unchecked, ring indices outside the ring,
+ * rings of zero or huge size, commands on a device that was not set up,
+ * DMA to wherever the guest pointed, frees of what was never allocated,
+ * and loops the guest could make endless.  Each test here aims one of
+ * those bug classes at qhca's own interface and checks the exact status,
+ * ERROR code or guest-error count, and that the device still answers.
+ * Every crash the fuzzer (qhca-fuzz) finds becomes a test here too.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qhca-hostile.h"
+
+#define HX_WRAP_ADDR        0xffffffffffffffc0ull   /* ends past 2^64 */
+#define HX_FAR_ADDR         (1ull << 63)
+
+/* The device answers commands and its counters say @errors guest errors. */
+static void hx_assert_errors(QhcaTest *t, uint64_t errors)
+{
+    struct qhca_device_attr attr;
+
+    qt_assert_alive(t);
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &attr,
+                              sizeof(attr)), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmphex(le32_to_cpu(attr.vendor_id), ==, QHCA_PCI_VENDOR_ID);
+    g_assert_cmpuint(hx_guest_errors(t), ==, errors);
+}
+
+static uint64_t hx_mmio_read(QhcaTest *t, QPCIBar bar, uint64_t off,
+                             unsigned width)
+{
+    switch (width) {
+    case 1:
+        return qpci_io_readb(t->dev, bar, off);
+    case 2:
+        return qpci_io_readw(t->dev, bar, off);
+    case 4:
+        return qpci_io_readl(t->dev, bar, off);
+    default:
+        return qpci_io_readq(t->dev, bar, off);
+    }
+}
+
+static void hx_mmio_write(QhcaTest *t, QPCIBar bar, uint64_t off,
+                          unsigned width, uint64_t val)
+{
+    switch (width) {
+    case 1:
+        qpci_io_writeb(t->dev, bar, off, val);
+        break;
+    case 2:
+        qpci_io_writew(t->dev, bar, off, val);
+        break;
+    case 4:
+        qpci_io_writel(t->dev, bar, off, val);
+        break;
+    default:
+        qpci_io_writeq(t->dev, bar, off, val);
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* MMIO: every width at every offset of every BAR                      */
+
+static bool hx_reg_readable(uint32_t off)
+{
+    return off < QHCA_REG_END && off != QHCA_REG_AQ_SQ_DB &&
+           off != QHCA_REG_AQ_CQ_DB && off != QHCA_REG_EQ_DB;
+}
+
+/*
+ * BAR 0 below the MSI-X table, on an enabled device.  Each write carries
+ * the value that keeps the admin queue in step (CTRL stays ENABLE, the
+ * doorbells repeat the current indices); everything else is a guest
+ * error: a bad width or offset, a read-only register, or (AQ base and
+ * config) CONFIG_LOCKED.  The count must match exactly.
+ */
+static void test_bar0_every_access(void)
+{
+    static const unsigned widths[] = { 1, 2, 4, 8 };
+    QhcaTest *t = qhca_start(NULL);
+    Hx h;
+    uint64_t errors = 0;
+    unsigned wi;
+    uint32_t off;
+
+    hx_setup(&h, t);
+    errors = hx_guest_errors(t);
+    g_assert_cmpuint(errors, ==, 0);
+    for (wi = 0; wi < ARRAY_SIZE(widths); wi++) {
+        unsigned w = widths[wi];
+
+        for (off = 0; off + w <= QHCA_MSIX_TABLE_OFFSET; off++) {
+            bool reg = w == 4 && !(off & 3);
+            uint64_t val = 0;
+            uint64_t got;
+
+            got = hx_mmio_read(t, t->bar0, off, w);
+            if (!reg || !hx_reg_readable(off)) {
+                g_assert_cmphex(got, ==, 0);
+                errors++;
+            }
+            if (reg && off == QHCA_REG_CTRL) {
+                val = QHCA_CTRL_ENABLE;
+            } else if (reg && off == QHCA_REG_AQ_SQ_DB) {
+                val = t->sq_tail;
+            } else if (reg && off == QHCA_REG_AQ_CQ_DB) {
+                val = t->cq_head;
+            } else if (reg && off == QHCA_REG_EQ_DB) {
+                val = QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, h.eqn);
+            } else {
+                val = 0xffffffffffffffffull;
+                errors++;
+            }
+            hx_mmio_write(t, t->bar0, off, w, val);
+        }
+    }
+    /* The last access was an 8-byte write: a bad register access. */
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_BAD_REGISTER);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, (uint32_t)t->sq);
+    hx_assert_errors(t, errors);
+    qhca_stop(t);
+}
+
+/* The MSI-X table and PBA (QEMU's code) and the gap between them. */
+static void test_msix_every_access(void)
+{
+    static const unsigned widths[] = { 1, 2, 4, 8 };
+    QhcaTest *t = qhca_start(NULL);
+    Hx h;
+    unsigned wi;
+    uint32_t off;
+
+    hx_setup(&h, t);
+    for (wi = 0; wi < ARRAY_SIZE(widths); wi++) {
+        unsigned w = widths[wi];
+
+        for (off = QHCA_MSIX_TABLE_OFFSET; off + w <= QHCA_REG_BAR_SIZE;
+             off++) {
+            hx_mmio_read(t, t->bar0, off, w);
+            hx_mmio_write(t, t->bar0, off, w, 0xffffffffffffffffull);
+        }
+    }
+    /* None of this is the device's business: no guest error. */
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_NONE);
+    hx_assert_errors(t, 0);
+    qhca_stop(t);
+}
+
+/*
+ * BAR 2: four pages (max-uars=3 rounds up; the last page has no UAR
+ * behind it), only the first allocated.  Every write is a guest error:
+ * page not allocated or beyond max-uars, no doorbell at that offset or
+ * width, or a queue number that does not exist.  Reads return 0 and are
+ * harmless.
+ */
+static void test_bar2_every_access(void)
+{
+    static const unsigned widths[] = { 1, 2, 4, 8 };
+    QhcaTest *t = qhca_start(",max-uars=3");
+    uint64_t writes = 0;
+    Hx h;
+    unsigned wi;
+    uint32_t page, off;
+
+    g_assert_cmpuint(t->bar2_size, ==, 4 * QHCA_DB_PAGE_SIZE);
+    hx_setup(&h, t);
+    g_assert_cmpuint(h.uar, ==, 0);
+    for (wi = 0; wi < ARRAY_SIZE(widths); wi++) {
+        unsigned w = widths[wi];
+
+        for (page = 0; page < 4; page++) {
+            for (off = 0; off + w <= QHCA_DB_PAGE_SIZE; off++) {
+                /* Every offset of page 0, the edges of the others. */
+                if (page && off >= 0x40 && off + w < QHCA_DB_PAGE_SIZE - 16) {
+                    continue;
+                }
+                g_assert_cmphex(hx_mmio_read(t, t->bar2,
+                                             page * QHCA_DB_PAGE_SIZE + off,
+                                             w), ==, 0);
+                hx_mmio_write(t, t->bar2, page * QHCA_DB_PAGE_SIZE + off, w,
+                              0xffffffffffffffffull);
+                writes++;
+            }
+        }
+    }
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_BAD_DOORBELL);
+    g_assert_cmpuint(hx_counter(t, QHCA_CNT_BAD_DOORBELLS), ==, writes);
+    g_assert_cmpuint(le64_to_cpu(qt_stats(t).doorbells), ==, writes);
+    hx_assert_errors(t, writes);
+    qhca_stop(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Registers and doorbells of a device that is not ready               */
+
+/* ENABLE with @sq/@cq/@cfg fails with AQ_CONFIG and sets FATAL. */
+static void hx_expect_bad_config(QhcaTest *t, uint64_t sq, uint64_t cq,
+                                 uint32_t cfg)
+{
+    qt_reset(t);
+    qt_write_aq_regs(t, sq, cq, cfg);
+    g_assert_cmpuint(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_NONE);
+    qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_FATAL);
+    qt_assert_error(t, QHCA_ERR_AQ_CONFIG);
+    /* A FATAL device takes no doorbell. */
+    qt_wr(t, QHCA_REG_AQ_SQ_DB, 1);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
+}
+
+/*
+ * Admin rings of depth 0, above the maximum, outside RAM, across its end,
+ * wrapping past 2^64, and on the device's own BARs.  AQ_CFG has 4 bits of
+ * depth: "31" and "255" set reserved bits and are refused at the write.
+ */
+static void test_aq_config(void)
+{
+    QhcaTest *t = qhca_start(NULL);
+    uint64_t ring = guest_alloc(&t->alloc, 1 << 16);
+    uint64_t bars[] = {
+        t->bar0.addr, t->bar0.addr + QHCA_MSIX_TABLE_OFFSET, t->bar2.addr,
+    };
+    unsigned depth;
+    int i;
+
+    for (depth = 0; depth <= 15; depth++) {
+        if (depth >= QHCA_AQ_MIN_DEPTH_LOG2 &&
+            depth <= QHCA_AQ_MAX_DEPTH_LOG2) {
+            continue;
+        }
+        hx_expect_bad_config(t, ring, ring + 0x8000, qt_aq_cfg(depth, 0));
+    }
+    for (i = 0; i < 2; i++) {
+        qt_reset(t);
+        qt_wr(t, QHCA_REG_AQ_CFG, i ? 255 : 31);
+        qt_assert_error(t, QHCA_ERR_RESERVED_BITS);
+        g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_CFG), ==, 0);
+    }
+    hx_expect_bad_config(t, HX_WRAP_ADDR, ring, qt_aq_cfg(1, 0));
+    hx_expect_bad_config(t, ring, HX_WRAP_ADDR, qt_aq_cfg(1, 0));
+    hx_expect_bad_config(t, HX_FAR_ADDR, ring, qt_aq_cfg(1, 0));
+    hx_expect_bad_config(t, RAM_END, ring, qt_aq_cfg(1, 0));
+    /* 4096 SQEs are 256 KiB: the last ones beyond RAM. */
+    hx_expect_bad_config(t, RAM_END - 0x1000, ring, qt_aq_cfg(12, 0));
+    hx_expect_bad_config(t, ring, RAM_END - 0x100, qt_aq_cfg(5, 0));
+    hx_expect_bad_config(t, ring + 8, ring + 0x8000, qt_aq_cfg(1, 0));
+    hx_expect_bad_config(t, ring, ring + 0x8000, qt_aq_cfg(1, 8));
+    hx_expect_bad_config(t, ring, ring + 0x8000, qt_aq_cfg(1, 255));
+    for (i = 0; i < ARRAY_SIZE(bars); i++) {
+        hx_expect_bad_config(t, bars[i], ring, qt_aq_cfg(1, 0));
+        hx_expect_bad_config(t, ring, bars[i], qt_aq_cfg(1, 0));
+    }
+    /* The smallest and largest legal rings work. */
+    qt_enable(t, QHCA_AQ_MIN_DEPTH_LOG2);
+    hx_assert_errors(t, 0);
+    qt_enable(t, QHCA_AQ_MAX_DEPTH_LOG2);
+    hx_assert_errors(t, 0);
+    /* Enabled: the configuration is locked. */
+    qt_wr(t, QHCA_REG_AQ_SQ_BASE_LO, 0x1000);
+    qt_assert_error(t, QHCA_ERR_CONFIG_LOCKED);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_AQ_SQ_BASE_LO), ==, (uint32_t)t->sq);
+    hx_assert_errors(t, 1);
+    qhca_stop(t);
+}
+
+/* Doorbells before ENABLE, after a reset and after a disable. */
+static void test_not_ready(void)
+{
+    QhcaTest *t = qhca_start(NULL);
+    static const uint32_t regs[] = {
+        QHCA_REG_AQ_SQ_DB, QHCA_REG_AQ_CQ_DB, QHCA_REG_EQ_DB,
+    };
+    uint32_t old_uar, old_pd;
+    Hx h;
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(regs); i++) {
+        qt_reset(t);
+        qt_wr(t, regs[i], 0);
+        qt_assert_error(t, QHCA_ERR_NOT_READY);
+    }
+    qt_reset(t);
+    qpci_io_writel(t->dev, t->bar2, QHCA_DB_SQ, 2 << 16 | 1);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
+
+    /* Objects of before a reset are gone; their doorbells are refused. */
+    hx_setup(&h, t);
+    old_uar = h.uar;
+    old_pd = h.pdn;
+    qt_reset(t);
+    hx_db(&h, old_uar, QHCA_DB_CQ_ARM, 1 << 16);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
+    qt_enable(t, 5);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_UAR, old_uar), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, old_pd), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    qt_assert_objects(t, 0, 0, 0);
+    hx_assert_errors(t, 2);
+
+    /* Disabled: the SQ doorbell is refused, the queue resumes on ENABLE. */
+    qt_wr(t, QHCA_REG_CTRL, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
+    qt_wr(t, QHCA_REG_AQ_SQ_DB, (t->sq_tail + 1) % t->entries);
+    qt_assert_error(t, QHCA_ERR_NOT_READY);
+    qt_enable(t, 5);
+    hx_assert_errors(t, 0);
+    qhca_stop(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Admin queue: doorbells outside the ring, the same doorbell forever  */
+
+static void test_aq_doorbells(void)
+{
+    QhcaTest *t = qhca_start(NULL);
+    uint32_t bad_sq[] = { 32, 33, 0xffff, 0x80000000, 0xffffffff };
+    uint32_t bad_eq[4];
+    uint64_t errors = 0, cmds;
+    Hx h;
+    int i;
+
+    hx_setup(&h, t);
+    g_assert_cmpuint(t->entries, ==, 32);
+    for (i = 0; i < ARRAY_SIZE(bad_sq); i++) {
+        qt_wr(t, QHCA_REG_AQ_SQ_DB, bad_sq[i]);
+        qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+        qt_wr(t, QHCA_REG_AQ_CQ_DB, bad_sq[i]);
+        errors += 2;
+    }
+    /* The consumer cannot pass the producer. */
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, (t->cq_head + 1) % t->entries);
+    qt_wr(t, QHCA_REG_AQ_CQ_DB, (t->cq_head + 31) % t->entries);
+    errors += 2;
+    qt_assert_no_cqe(t);
+
+    /* EQ: no such EQ, index outside the ring, beyond the producer. */
+    bad_eq[0] = QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, h.eqn + 1);
+    bad_eq[1] = QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, h.eqn) | h.eq_entries;
+    bad_eq[2] = QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, h.eqn) | 5;
+    bad_eq[3] = 0xffffffff;
+    for (i = 0; i < ARRAY_SIZE(bad_eq); i++) {
+        qt_wr(t, QHCA_REG_EQ_DB, bad_eq[i]);
+        qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+        errors++;
+    }
+    hx_assert_errors(t, errors);
+
+    /*
+     * The SQ doorbell rung 5000 times with the index it already has: no
+     * command runs twice.  QUERY_STATS itself is one command.
+     */
+    cmds = le64_to_cpu(qt_stats(t).admin_cmds);
+    for (i = 0; i < 5000; i++) {
+        qt_wr(t, QHCA_REG_AQ_SQ_DB, t->sq_tail);
+    }
+    qt_assert_no_cqe(t);
+    g_assert_cmpuint(le64_to_cpu(qt_stats(t).admin_cmds), ==, cmds + 1);
+    hx_assert_errors(t, errors);
+    qhca_stop(t);
+}
+
+/* QUERY_DEVICE's response sent outside RAM, to BARs, across 2^64. */
+static void test_resp_addr(void)
+{
+    QhcaTest *t = qhca_start(NULL);
+    uint64_t bad[] = {
+        t->bar0.addr, t->bar0.addr + QHCA_MSIX_TABLE_OFFSET,
+        t->bar0.addr + QHCA_MSIX_PBA_OFFSET, t->bar2.addr, RAM_END,
+        RAM_END - 64, HX_WRAP_ADDR, HX_FAR_ADDR, 0xfffffffffffff000ull,
+    };
+    struct qhca_aq_sqe sqe;
+    uint8_t buf[4096];
+    Hx h;
+    int i;
+
+    hx_setup(&h, t);
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        sqe = (struct qhca_aq_sqe) {
+            .opcode = cpu_to_le16(QHCA_CMD_QUERY_DEVICE),
+            .resp_addr = cpu_to_le64(bad[i]),
+            .resp_len = cpu_to_le32(4096),
+        };
+        g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_ADDRESS);
+    }
+    /* Too short, and the device writes only the response size. */
+    sqe = (struct qhca_aq_sqe) {
+        .opcode = cpu_to_le16(QHCA_CMD_QUERY_STATS),
+        .resp_addr = cpu_to_le64(t->resp),
+        .resp_len = cpu_to_le32(sizeof(struct qhca_stats) - 1),
+    };
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
+    qtest_memset(t->qts, t->resp, 0xaa, sizeof(buf));
+    sqe.opcode = cpu_to_le16(QHCA_CMD_QUERY_DEVICE);
+    sqe.resp_len = cpu_to_le32(0xffffffff);
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_SUCCESS);
+    qtest_memread(t->qts, t->resp, buf, sizeof(buf));
+    for (i = sizeof(struct qhca_device_attr); i < sizeof(buf); i++) {
+        g_assert_cmphex(buf[i], ==, 0xaa);
+    }
+    hx_assert_errors(t, ARRAY_SIZE(bad) + 1);
+    qhca_stop(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Queues of zero or huge size, rings outside RAM                      */
+
+static uint8_t hx_eq_cmd(QhcaTest *t, uint64_t base, uint8_t depth)
+{
+    uint32_t eqn;
+
+    return qt_create_eq(t, base, depth, 0, HX_EVENTS, &eqn);
+}
+
+static uint8_t hx_cq_cmd(Hx *h, uint64_t ring, uint64_t dbrec, uint8_t depth)
+{
+    struct qhca_cmd_create_cq c = {
+        .ring_addr = cpu_to_le64(ring),
+        .dbrec_addr = cpu_to_le64(dbrec),
+        .eqn = cpu_to_le32(h->eqn),
+        .uar = cpu_to_le32(h->uar),
+        .depth_log2 = depth,
+    };
+    uint32_t cqn;
+
+    return qt_cmd(h->t, QHCA_CMD_CREATE_CQ, &c, sizeof(c), &cqn);
+}
+
+static uint8_t hx_qp_cmd(Hx *h, const HxCq *cq, uint64_t sq, uint64_t rq,
+                         uint8_t sq_depth, uint8_t sq_stride,
+                         uint8_t rq_depth, uint8_t rq_stride)
+{
+    struct qhca_cmd_create_qp c = {
+        .sq_addr = cpu_to_le64(sq),
+        .rq_addr = cpu_to_le64(rq),
+        .pdn = cpu_to_le32(h->pdn),
+        .uar = cpu_to_le32(h->uar),
+        .send_cqn = cpu_to_le16(cq->cqn),
+        .recv_cqn = cpu_to_le16(cq->cqn),
+        .type = QHCA_QPT_RC,
+        .sq_depth_log2 = sq_depth,
+        .sq_stride_log2 = sq_stride,
+        .rq_depth_log2 = rq_depth,
+        .rq_stride_log2 = rq_stride,
+    };
+    uint32_t qpn;
+
+    return qt_cmd(h->t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn);
+}
+
+static void test_queue_sizes(void)
+{
+    static const uint8_t huge[] = { 16, 31, 32, 63, 64, 128, 255 };
+    QhcaTest *t = qhca_start(NULL);
+    uint64_t ring = guest_alloc(&t->alloc, 1 << 20);
+    uint64_t errors = 0;
+    HxCq cq;
+    Hx h;
+    int i;
+
+    hx_setup(&h, t);
+    g_assert_cmpuint(hx_create_cq(&h, &cq, 4), ==, QHCA_AQ_SUCCESS);
+
+    g_assert_cmpuint(hx_eq_cmd(t, ring, 0), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(hx_cq_cmd(&h, ring, ring, 0), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, ring, 0, 6, 1, 4), ==,
+                     QHCA_AQ_BAD_PARAM);
+    errors += 3;
+    for (i = 0; i < ARRAY_SIZE(huge); i++) {
+        g_assert_cmpuint(hx_eq_cmd(t, ring, huge[i]), ==, QHCA_AQ_BAD_PARAM);
+        g_assert_cmpuint(hx_cq_cmd(&h, ring, ring, huge[i]), ==,
+                         QHCA_AQ_BAD_PARAM);
+        g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, ring, huge[i], 6, 1, 4),
+                         ==, QHCA_AQ_BAD_PARAM);
+        g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, ring, 1, 6, huge[i], 4),
+                         ==, QHCA_AQ_BAD_PARAM);
+        g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, ring, 1, huge[i], 1, 4),
+                         ==, QHCA_AQ_BAD_PARAM);
+        g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, ring, 1, 6, 1, huge[i]),
+                         ==, QHCA_AQ_BAD_PARAM);
+        errors += 6;
+    }
+    /* Strides below the header sizes. */
+    g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, ring, 1, 5, 1, 4), ==,
+                     QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, ring, 1, 6, 1, 3), ==,
+                     QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, ring, 1, 0, 1, 0), ==,
+                     QHCA_AQ_BAD_PARAM);
+    errors += 3;
+    /* max-cqe (32768) and max-qp-wr (4096) are the ceilings. */
+    g_assert_cmpuint(hx_cq_cmd(&h, RAM_END - (1 << 20), ring, 15), ==,
+                     QHCA_AQ_BAD_ADDRESS);
+    g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, ring, 13, 6, 1, 4), ==,
+                     QHCA_AQ_BAD_PARAM);
+    errors += 2;
+    hx_assert_errors(t, errors);
+    qt_assert_objects(t, 1, 1, 1);
+    g_assert_cmpuint(le32_to_cpu(qt_stats(t).cqs), ==, 1);
+    g_assert_cmpuint(le32_to_cpu(qt_stats(t).qps), ==, 0);
+    qhca_stop(t);
+}
+
+/* Rings and the CQ record on the BARs, beyond RAM, across 2^64. */
+static void test_ring_addresses(void)
+{
+    QhcaTest *t = qhca_start(NULL);
+    uint64_t ring = guest_alloc(&t->alloc, 1 << 16);
+    uint64_t bad[] = {
+        t->bar0.addr, t->bar0.addr + QHCA_MSIX_TABLE_OFFSET, t->bar2.addr,
+        RAM_END, RAM_END - 64, HX_WRAP_ADDR, HX_FAR_ADDR,
+    };
+    uint64_t errors = 0;
+    HxCq cq;
+    Hx h;
+    int i;
+
+    hx_setup(&h, t);
+    g_assert_cmpuint(hx_create_cq(&h, &cq, 4), ==, QHCA_AQ_SUCCESS);
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        /* Every ring is 128 bytes or more: none fits below RAM_END. */
+        g_assert_cmpuint(hx_eq_cmd(t, bad[i], 3), ==, QHCA_AQ_BAD_ADDRESS);
+        g_assert_cmpuint(hx_cq_cmd(&h, bad[i], ring, 2), ==,
+                         QHCA_AQ_BAD_ADDRESS);
+        g_assert_cmpuint(hx_qp_cmd(&h, &cq, bad[i], ring, 2, 6, 3, 4), ==,
+                         QHCA_AQ_BAD_ADDRESS);
+        g_assert_cmpuint(hx_qp_cmd(&h, &cq, ring, bad[i], 2, 6, 3, 4), ==,
+                         QHCA_AQ_BAD_ADDRESS);
+        errors += 4;
+        if (bad[i] != RAM_END - 64) {
+            g_assert_cmpuint(hx_cq_cmd(&h, ring, bad[i], 2), ==,
+                             QHCA_AQ_BAD_ADDRESS);
+            errors++;
+        }
+    }
+    /* The CQ record at the very last 4 bytes below 2^64. */
+    g_assert_cmpuint(hx_cq_cmd(&h, ring, 0xfffffffffffffffcull, 2), ==,
+                     QHCA_AQ_BAD_ADDRESS);
+    errors++;
+    hx_assert_errors(t, errors);
+    g_assert_cmpuint(le32_to_cpu(qt_stats(t).cqs), ==, 1);
+    qhca_stop(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory regions: counts, page lists and pages of the guest's choice  */
+
+typedef struct HxMrCase {
+    const char *what;
+    uint64_t iova;
+    uint64_t length;
+    uint32_t npages;
+    uint8_t page_shift;
+    uint8_t flags;
+    int pbl;            /* 0: a good list; else which bad list (below) */
+    uint8_t status;
+} HxMrCase;
+
+enum {
+    PBL_GOOD, PBL_BAR0, PBL_WRAP, PBL_BEYOND_RAM, PAGE_BAR0, PAGE_BAR2,
+    PAGE_BEYOND_RAM, PAGE_WRAP, PAGE_UNALIGNED, LEAF_BAR0, LEAF_WRAP,
+    PAGES_GIB,
+};
+
+static void test_mr(void)
+{
+    static const HxMrCase cases[] = {
+        { "npages huge", 0, 1ull << 40, 1u << 28, 12, 0, 0,
+          QHCA_AQ_NO_RESOURCES },
+        { "npages mismatch", 0, 8192, 0xffffffff, 12, 0, 0,
+          QHCA_AQ_BAD_PARAM },
+        { "npages 0", 0, 8192, 0, 12, 0, 0, QHCA_AQ_BAD_PARAM },
+        { "length 0", 0, 0, 0, 12, 0, 0, QHCA_AQ_BAD_PARAM },
+        { "length > max", 0, (1ull << 40) + 1, (1u << 28) + 1, 12, 0, 0,
+          QHCA_AQ_BAD_PARAM },
+        { "iova wraps", 0xfffffffffffff000ull, 0x2000, 2, 12, 0, 0,
+          QHCA_AQ_BAD_PARAM },
+        { "page_shift 0", 0, 4096, 4096, 0, 0, 0, QHCA_AQ_BAD_PARAM },
+        { "page_shift 11", 0, 4096, 2, 11, 0, 0, QHCA_AQ_BAD_PARAM },
+        { "page_shift 31", 0, 4096, 1, 31, 0, 0, QHCA_AQ_BAD_PARAM },
+        { "page_shift 255", 0, 4096, 1, 255, 0, 0, QHCA_AQ_BAD_PARAM },
+        { "1 GiB pages", 0, 2ull << 30, 2, 30, 0, PAGES_GIB,
+          QHCA_AQ_BAD_ADDRESS },
+        { "phys iova", 0x1000, 4096, 0, 0, QHCA_MR_F_PHYS, 0,
+          QHCA_AQ_BAD_PARAM },
+        { "phys npages", 0, 4096, 1, 0, QHCA_MR_F_PHYS, 0,
+          QHCA_AQ_BAD_PARAM },
+        { "phys indirect", 0, 4096, 0, 0,
+          QHCA_MR_F_PHYS | QHCA_MR_F_PBL_INDIRECT, 0, QHCA_AQ_BAD_PARAM },
+        { "reserved flag", 0, 4096, 1, 12, 0x80, 0, QHCA_AQ_BAD_PARAM },
+        { "pbl on BAR0", 0, 8192, 2, 12, 0, PBL_BAR0, QHCA_AQ_BAD_ADDRESS },
+        { "pbl wraps", 0, 8192, 2, 12, 0, PBL_WRAP, QHCA_AQ_BAD_ADDRESS },
+        { "pbl beyond RAM", 0, 8192, 2, 12, 0, PBL_BEYOND_RAM,
+          QHCA_AQ_BAD_ADDRESS },
+        { "page on BAR0", 0, 8192, 2, 12, 0, PAGE_BAR0,
+          QHCA_AQ_BAD_ADDRESS },
+        { "page on BAR2", 0, 8192, 2, 12, 0, PAGE_BAR2,
+          QHCA_AQ_BAD_ADDRESS },
+        { "page beyond RAM", 0, 8192, 2, 12, 0, PAGE_BEYOND_RAM,
+          QHCA_AQ_BAD_ADDRESS },
+        { "page wraps", 0, 8192, 2, 12, 0, PAGE_WRAP, QHCA_AQ_BAD_ADDRESS },
+        { "page unaligned", 0, 8192, 2, 12, 0, PAGE_UNALIGNED,
+          QHCA_AQ_BAD_PARAM },
+        /* Indirect: 1000 entries, the second leaf page pointer is bad. */
+        { "leaf on BAR0", 0, 1000 * 4096, 1000, 12,
+          QHCA_MR_F_PBL_INDIRECT, LEAF_BAR0, QHCA_AQ_BAD_ADDRESS },
+        { "leaf wraps", 0, 1000 * 4096, 1000, 12, QHCA_MR_F_PBL_INDIRECT,
+          LEAF_WRAP, QHCA_AQ_BAD_ADDRESS },
+    };
+    QhcaTest *t = qhca_start(",max-mr-pages=2048");
+    uint64_t pages = guest_alloc(&t->alloc, 2048 * 4096);
+    uint64_t pbl = guest_alloc(&t->alloc, 2048 * 8);
+    uint64_t top = guest_alloc(&t->alloc, 4096);
+    uint64_t errors = 0;
+    Hx h;
+    int i;
+    uint32_t j, index;
+
+    hx_setup(&h, t);
+    for (i = 0; i < ARRAY_SIZE(cases); i++) {
+        const HxMrCase *c = &cases[i];
+        struct qhca_cmd_reg_mr cmd = {
+            .iova = cpu_to_le64(c->iova),
+            .length = cpu_to_le64(c->length),
+            .pbl_addr = cpu_to_le64(c->flags & QHCA_MR_F_PHYS ? 0 : pbl),
+            .pdn = cpu_to_le32(h.pdn),
+            .npages = cpu_to_le32(c->npages),
+            .access = QHCA_ACCESS_LOCAL_WRITE,
+            .key = i,
+            .page_shift = c->page_shift,
+            .flags = c->flags,
+        };
+        uint64_t bad = 0;
+
+        /* A good list of consecutive pages, then one entry spoiled. */
+        for (j = 0; j < 2048; j++) {
+            uint64_t a = cpu_to_le64(pages + j * 4096ull);
+
+            qtest_memwrite(t->qts, pbl + j * 8, &a, 8);
+        }
+        for (j = 0; j < 2; j++) {
+            uint64_t a = cpu_to_le64(pbl + j * 4096);
+
+            qtest_memwrite(t->qts, top + j * 8, &a, 8);
+        }
+        switch (c->pbl) {
+        case PBL_BAR0:
+            cmd.pbl_addr = cpu_to_le64(t->bar0.addr);
+            break;
+        case PBL_WRAP:
+            cmd.pbl_addr = cpu_to_le64(0xfffffffffffffff8ull);
+            break;
+        case PBL_BEYOND_RAM:
+            cmd.pbl_addr = cpu_to_le64(RAM_END - 8);
+            break;
+        case PAGE_BAR0:
+            bad = t->bar0.addr;
+            break;
+        case PAGE_BAR2:
+            bad = t->bar2.addr;
+            break;
+        case PAGE_BEYOND_RAM:
+            bad = RAM_END;
+            break;
+        case PAGE_WRAP:
+            bad = 0xfffffffffffff000ull;
+            break;
+        case PAGE_UNALIGNED:
+            bad = pages + 4096 + 8;
+            break;
+        case PAGES_GIB:
+            bad = cpu_to_le64(1ull << 30);
+            qtest_memwrite(t->qts, pbl + 8, &bad, 8);
+            bad = 0;
+            qtest_memwrite(t->qts, pbl, &bad, 8);
+            break;
+        case LEAF_BAR0:
+        case LEAF_WRAP:
+            bad = cpu_to_le64(c->pbl == LEAF_BAR0 ? t->bar0.addr :
+                              0xfffffffffffff000ull);
+            qtest_memwrite(t->qts, top + 8, &bad, 8);
+            cmd.pbl_addr = cpu_to_le64(top);
+            bad = 0;
+            break;
+        }
+        if (bad) {
+            bad = cpu_to_le64(bad);
+            qtest_memwrite(t->qts, pbl + 8, &bad, 8);
+        }
+        g_test_message("REG_MR %s", c->what);
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &cmd, sizeof(cmd),
+                                &index), ==, c->status);
+        if (c->status != QHCA_AQ_NO_RESOURCES) {
+            errors++;
+        }
+    }
+    hx_assert_errors(t, errors);
+    g_assert_cmpuint(le32_to_cpu(qt_stats(t).mrs), ==, 0);
+
+    /* Nothing was leaked from max-mr-pages: all 2048 can be had. */
+    {
+        struct qhca_cmd_reg_mr cmd = {
+            .length = cpu_to_le64(2048 * 4096ull),
+            .pbl_addr = cpu_to_le64(top),
+            .pdn = cpu_to_le32(h.pdn),
+            .npages = cpu_to_le32(2048),
+            .access = QHCA_ACCESS_LOCAL_WRITE,
+            .page_shift = 12,
+            .flags = QHCA_MR_F_PBL_INDIRECT,
+        };
+        uint64_t leaf;
+
+        for (j = 0; j < 2048; j++) {
+            uint64_t a = cpu_to_le64(pages + j * 4096ull);
+
+            qtest_memwrite(t->qts, pbl + j * 8, &a, 8);
+        }
+        for (j = 0; j < 4; j++) {
+            leaf = cpu_to_le64(pbl + j * 4096);
+            qtest_memwrite(t->qts, top + j * 8, &leaf, 8);
+        }
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &cmd, sizeof(cmd),
+                                &index), ==, QHCA_AQ_SUCCESS);
+        cmd.length = cpu_to_le64(4096);
+        cmd.npages = cpu_to_le32(1);
+        cmd.flags = 0;
+        cmd.pbl_addr = cpu_to_le64(pbl);
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &cmd, sizeof(cmd),
+                                NULL), ==, QHCA_AQ_NO_RESOURCES);
+        g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, index), ==,
+                         QHCA_AQ_SUCCESS);
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &cmd, sizeof(cmd),
+                                &index), ==, QHCA_AQ_SUCCESS);
+    }
+    hx_assert_errors(t, errors);
+    qhca_stop(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Destroying what was never created, twice, or while in use           */
+
+static void test_destroy(void)
+{
+    static const uint16_t ops[] = {
+        QHCA_CMD_DEALLOC_UAR, QHCA_CMD_DEALLOC_PD, QHCA_CMD_DESTROY_EQ,
+        QHCA_CMD_DEREG_MR, QHCA_CMD_DESTROY_CQ, QHCA_CMD_DESTROY_QP,
+    };
+    static const uint32_t handles[] = {
+        0, 1, 2, 3, 255, 256, 1023, 1024, 4096, 65535, 65536, 0x7fffffff,
+        0x80000000, 0xffffffff,
+    };
+    QhcaTest *t = qhca_start(NULL);
+    uint64_t errors = 0;
+    struct qhca_qp_attr attr;
+    struct qhca_cmd_handle qh;
+    HxCq cq;
+    HxQp qp;
+    uint32_t key;
+    Hx h;
+    int i, j;
+
+    hx_setup(&h, t);
+    g_assert_cmpuint(hx_create_cq(&h, &cq, 4), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_qp(&h, &qp, &cq, &cq), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_phys_mr(&h, 4096, &key), ==, QHCA_AQ_SUCCESS);
+
+    /* Handles nobody created (the live ones are skipped). */
+    for (i = 0; i < ARRAY_SIZE(ops); i++) {
+        for (j = 0; j < ARRAY_SIZE(handles); j++) {
+            uint32_t hd = handles[j];
+
+            if ((ops[i] == QHCA_CMD_DEALLOC_UAR && hd == h.uar) ||
+                (ops[i] == QHCA_CMD_DEALLOC_PD && hd == h.pdn) ||
+                (ops[i] == QHCA_CMD_DESTROY_EQ && hd == h.eqn) ||
+                (ops[i] == QHCA_CMD_DEREG_MR && hd == key >> 8) ||
+                (ops[i] == QHCA_CMD_DESTROY_CQ && hd == cq.cqn) ||
+                (ops[i] == QHCA_CMD_DESTROY_QP && hd == qp.qpn)) {
+                continue;
+            }
+            g_assert_cmpuint(qt_handle_cmd(t, ops[i], hd), ==,
+                             QHCA_AQ_BAD_HANDLE);
+            errors++;
+        }
+    }
+    qh.handle = cpu_to_le32(0xffffffff);
+    qh.rsvd = 0;
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_QP, &qh, sizeof(qh), &attr,
+                              sizeof(attr)), ==, QHCA_AQ_BAD_HANDLE);
+    errors++;
+    hx_assert_errors(t, errors);
+
+    /* In use: refused, not an error of the guest's (BAD_STATE). */
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, h.pdn), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_UAR, h.uar), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cq.cqn), ==,
+                     QHCA_AQ_BAD_STATE);
+    hx_assert_errors(t, errors);
+
+    /* Twice: the second is BAD_HANDLE, counts stay right. */
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, qp.qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, qp.qpn), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cq.cqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cq.cqn), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, key >> 8), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, key >> 8), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_EQ, h.eqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_EQ, h.eqn), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, h.pdn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, h.pdn), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_UAR, h.uar), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_UAR, h.uar), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    errors += 6;
+    qt_assert_objects(t, 0, 0, 0);
+    g_assert_cmpuint(le32_to_cpu(qt_stats(t).cqs), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(qt_stats(t).qps), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(qt_stats(t).mrs), ==, 0);
+    hx_assert_errors(t, errors);
+
+    /* The same handles can be had again. */
+    hx_setup(&h, t);
+    g_assert_cmpuint(hx_create_cq(&h, &cq, 4), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_qp(&h, &qp, &cq, &cq), ==, QHCA_AQ_SUCCESS);
+    hx_assert_errors(t, 0);
+    qhca_stop(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Work requests: counts, SGEs and doorbells of the guest's choice     */
+
+typedef struct HxPair {
+    QhcaTest *t;
+    Hx h;
+    HxCq cq_a;
+    HxCq cq_b;
+    HxQp a;
+    HxQp b;
+    uint32_t key;       /* a physical MR over 1 TiB, every access */
+} HxPair;
+
+static void hx_pair(HxPair *p)
+{
+    p->t = qhca_start(NULL);
+    hx_setup(&p->h, p->t);
+    g_assert_cmpuint(hx_create_cq(&p->h, &p->cq_a, 6), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_cq(&p->h, &p->cq_b, 6), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_qp(&p->h, &p->a, &p->cq_a, &p->cq_a), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_qp(&p->h, &p->b, &p->cq_b, &p->cq_b), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_connect(&p->h, &p->a, &p->b), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_connect(&p->h, &p->b, &p->a), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_phys_mr(&p->h, 1ull << 40, &p->key), ==,
+                     QHCA_AQ_SUCCESS);
+}
+
+static struct qhca_cqe hx_expect_cqe(HxPair *p, HxCq *cq, uint8_t status)
+{
+    struct qhca_cqe cqe;
+
+    g_assert(hx_poll(&p->h, cq, &cqe, QHCA_TIMEOUT_US));
+    g_assert_cmpuint(cqe.status, ==, status);
+    return cqe;
+}
+
+static void hx_no_cqe(HxPair *p, HxCq *cq)
+{
+    struct qhca_cqe cqe;
+
+    g_assert(!hx_poll(&p->h, cq, &cqe, 50000));
+}
+
+static struct qhca_sge hx_sge(uint64_t addr, uint32_t len, uint32_t key)
+{
+    return (struct qhca_sge) {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(key),
+    };
+}
+
+typedef struct HxWqeCase {
+    const char *what;
+    uint8_t opcode;
+    uint8_t num_sge;
+    int sge_kind;
+    uint8_t status;
+    bool guest_error;
+} HxWqeCase;
+
+enum {
+    SGE_NONE, SGE_BAR0, SGE_BAR2, SGE_BEYOND_RAM, SGE_WRAP, SGE_HUGE,
+    REMOTE_BAR0, REMOTE_WRAP,
+};
+
+/* One bad WQE on a fresh pair: its status, then the QP in ERROR. */
+static void test_bad_wqes(void)
+{
+    static const HxWqeCase cases[] = {
+        { "num_sge 255", QHCA_WR_SEND, 255, SGE_NONE,
+          QHCA_WC_LOC_QP_OP_ERR, true },
+        { "num_sge 13", QHCA_WR_RDMA_WRITE, 13, SGE_NONE,
+          QHCA_WC_LOC_QP_OP_ERR, true },
+        { "SGE on BAR0", QHCA_WR_RDMA_WRITE, 1, SGE_BAR0,
+          QHCA_WC_LOC_PROT_ERR, false },
+        { "SGE on BAR2", QHCA_WR_RDMA_WRITE, 1, SGE_BAR2,
+          QHCA_WC_LOC_PROT_ERR, false },
+        { "SGE beyond RAM", QHCA_WR_RDMA_WRITE, 1, SGE_BEYOND_RAM,
+          QHCA_WC_LOC_PROT_ERR, false },
+        { "SGE wraps", QHCA_WR_RDMA_WRITE, 1, SGE_WRAP,
+          QHCA_WC_LOC_PROT_ERR, false },
+        { "READ into BAR0", QHCA_WR_RDMA_READ, 1, SGE_BAR0,
+          QHCA_WC_LOC_PROT_ERR, false },
+        { "12 SGEs of 4 GiB - 1", QHCA_WR_RDMA_WRITE, 12, SGE_HUGE,
+          QHCA_WC_LOC_LEN_ERR, false },
+        { "remote on BAR0", QHCA_WR_RDMA_WRITE, 1, REMOTE_BAR0,
+          QHCA_WC_REM_ACCESS_ERR, false },
+        { "remote wraps", QHCA_WR_RDMA_READ, 1, REMOTE_WRAP,
+          QHCA_WC_REM_ACCESS_ERR, false },
+    };
+    int i, j;
+
+    for (i = 0; i < ARRAY_SIZE(cases); i++) {
+        const HxWqeCase *c = &cases[i];
+        HxPair p;
+        uint64_t buf, errors;
+        struct qhca_sge sge[12];
+        struct qhca_sq_wqe w = {
+            .wr_id = cpu_to_le64(0x100 + i),
+            .opcode = c->opcode,
+            .flags = QHCA_WQE_F_SIGNALED,
+            .num_sge = c->num_sge,
+        };
+        struct qhca_cqe cqe;
+
+        g_test_message("WQE %s", c->what);
+        hx_pair(&p);
+        buf = guest_alloc(&p.t->alloc, 8192);
+        w.remote_addr = cpu_to_le64(buf + 4096);
+        w.rkey = cpu_to_le32(p.key);
+        for (j = 0; j < ARRAY_SIZE(sge); j++) {
+            sge[j] = hx_sge(buf, 64, p.key);
+        }
+        switch (c->sge_kind) {
+        case SGE_BAR0:
+            sge[0].addr = cpu_to_le64(p.t->bar0.addr);
+            break;
+        case SGE_BAR2:
+            sge[0].addr = cpu_to_le64(p.t->bar2.addr);
+            break;
+        case SGE_BEYOND_RAM:
+            sge[0].addr = cpu_to_le64(RAM_END - 32);
+            break;
+        case SGE_WRAP:
+            sge[0].addr = cpu_to_le64(0xfffffffffffffff0ull);
+            sge[0].length = cpu_to_le32(0x100);
+            break;
+        case SGE_HUGE:
+            for (j = 0; j < ARRAY_SIZE(sge); j++) {
+                sge[j].length = cpu_to_le32(0xffffffff);
+            }
+            break;
+        case REMOTE_BAR0:
+            w.remote_addr = cpu_to_le64(p.t->bar0.addr);
+            break;
+        case REMOTE_WRAP:
+            w.remote_addr = cpu_to_le64(0xfffffffffffffff0ull);
+            break;
+        }
+        hx_post_send(&p.h, &p.a, &w, sge, MIN(c->num_sge, 12));
+        hx_ring_sq(&p.h, &p.a);
+        cqe = hx_expect_cqe(&p, &p.cq_a, c->status);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x100 + i);
+        g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, 0);
+        g_assert_cmpuint(hx_qp_state(&p.h, &p.a), ==, QHCA_QPS_ERR);
+        hx_no_cqe(&p, &p.cq_a);
+        /* The device registers were not touched by the DMA. */
+        g_assert_cmphex(qt_rd(p.t, QHCA_REG_AQ_SQ_BASE_LO), ==,
+                        (uint32_t)p.t->sq);
+        errors = c->guest_error;
+        hx_assert_errors(p.t, errors);
+        qhca_stop(p.t);
+    }
+}
+
+/*
+ * A receive WQE claiming 255 SGEs, and one whose SGE is the RQ ring
+ * itself: the SEND lands in the ring, over the next receive WQE, which
+ * was not posted and must not be used.
+ */
+static void test_bad_recv(void)
+{
+    HxPair p;
+    uint8_t data[64];
+    uint64_t buf;
+    struct qhca_sge sge;
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(7),
+        .opcode = QHCA_WR_SEND,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+    struct qhca_rq_wqe rw = { .wr_id = cpu_to_le64(0x77), .num_sge = 255 };
+    struct qhca_cqe cqe;
+
+    hx_pair(&p);
+    buf = guest_alloc(&p.t->alloc, 4096);
+    memset(data, 0x5c, sizeof(data));
+    qtest_memwrite(p.t->qts, buf, data, sizeof(data));
+
+    /* B's RQ slot 1 is the target of B's receive WQE 0. */
+    sge = hx_sge(p.b.rq + p.b.rq_stride, 64, p.key);
+    hx_post_recv(&p.h, &p.b, 0x66, &sge, 1);
+    sge = hx_sge(buf, 64, p.key);
+    hx_post_send(&p.h, &p.a, &w, &sge, 1);
+    hx_ring_sq(&p.h, &p.a);
+    hx_expect_cqe(&p, &p.cq_a, QHCA_WC_SUCCESS);
+    cqe = hx_expect_cqe(&p, &p.cq_b, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x66);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 64);
+    /* The ring slot holds the data; nobody rang for it: nothing runs. */
+    hx_no_cqe(&p, &p.cq_b);
+    g_assert_cmpuint(hx_counter(p.t, QHCA_CNT_RQ_WQES), ==, 1);
+
+    /* Now a receive WQE with 255 SGEs at slot 1, and a SEND into it. */
+    qtest_memwrite(p.t->qts, p.b.rq + p.b.rq_stride, &rw, sizeof(rw));
+    p.b.rq_pi++;
+    hx_db(&p.h, p.b.uar, QHCA_DB_RQ, p.b.qpn << 16 | p.b.rq_pi);
+    hx_post_send(&p.h, &p.a, &w, &sge, 1);
+    hx_ring_sq(&p.h, &p.a);
+    cqe = hx_expect_cqe(&p, &p.cq_b, QHCA_WC_LOC_QP_OP_ERR);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x77);
+    g_assert_cmpuint(hx_qp_state(&p.h, &p.b), ==, QHCA_QPS_ERR);
+    hx_assert_errors(p.t, 1);
+    qhca_stop(p.t);
+}
+
+/*
+ * A WQE that rewrites its own ring: an RDMA READ whose local buffer is
+ * the SQ slot after it, filled with a valid WQE.  Only what the doorbell
+ * covers runs; the written slot runs once rung, and only once.
+ */
+static void test_self_modifying_ring(void)
+{
+    HxPair p;
+    uint64_t src;
+    struct qhca_sge sge;
+    struct qhca_sq_wqe next = {
+        .wr_id = cpu_to_le64(0xbeef),
+        .opcode = QHCA_WR_RDMA_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 0,
+    };
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(1),
+        .opcode = QHCA_WR_RDMA_READ,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+    struct qhca_cqe cqe;
+    struct qhca_cmd_handle qh;
+    struct qhca_qp_attr attr;
+
+    hx_pair(&p);
+    src = guest_alloc(&p.t->alloc, 4096);
+    next.remote_addr = cpu_to_le64(src + 2048);
+    next.rkey = cpu_to_le32(p.key);
+    qtest_memwrite(p.t->qts, src, &next, sizeof(next));
+    w.remote_addr = cpu_to_le64(src);
+    w.rkey = cpu_to_le32(p.key);
+    sge = hx_sge(p.a.sq + p.a.sq_stride, sizeof(next), p.key);
+    hx_post_send(&p.h, &p.a, &w, &sge, 1);
+    hx_ring_sq(&p.h, &p.a);
+    hx_expect_cqe(&p, &p.cq_a, QHCA_WC_SUCCESS);
+    hx_no_cqe(&p, &p.cq_a);
+    qh = (struct qhca_cmd_handle) { .handle = cpu_to_le32(p.a.qpn) };
+    g_assert_cmpuint(qt_query(p.t, QHCA_CMD_QUERY_QP, &qh, sizeof(qh), &attr,
+                              sizeof(attr)), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(le16_to_cpu(attr.sq_ci), ==, 1);
+
+    /* Ring it: the WQE the READ wrote runs, once. */
+    p.a.sq_pi++;
+    hx_ring_sq(&p.h, &p.a);
+    cqe = hx_expect_cqe(&p, &p.cq_a, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0xbeef);
+    hx_no_cqe(&p, &p.cq_a);
+    g_assert_cmpuint(hx_counter(p.t, QHCA_CNT_SQ_WQES), ==, 2);
+    hx_assert_errors(p.t, 0);
+    qhca_stop(p.t);
+}
+
+/*
+ * Every data-path doorbell with indices outside its ring, and the same
+ * SQ doorbell rung 5000 times: each WQE runs once.
+ */
+static void test_qp_doorbells(void)
+{
+    static const uint16_t bad_idx[] = { 17, 18, 0x100, 0x7fff, 0x8000,
+                                        0xfff0, 0xffff };
+    HxPair p;
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(3),
+        .opcode = QHCA_WR_RDMA_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED,
+    };
+    uint64_t errors = 0;
+    int i;
+
+    hx_pair(&p);
+    for (i = 0; i < ARRAY_SIZE(bad_idx); i++) {
+        hx_db(&p.h, p.a.uar, QHCA_DB_SQ, p.a.qpn << 16 | bad_idx[i]);
+        qt_assert_error(p.t, QHCA_ERR_BAD_DOORBELL);
+        hx_db(&p.h, p.a.uar, QHCA_DB_RQ, p.a.qpn << 16 | bad_idx[i]);
+        errors += 2;
+    }
+    /* Queue numbers that are not live. */
+    for (i = 0; i < 4; i++) {
+        static const uint32_t num[] = { 0, 1, 0x3ff, 0xffff };
+
+        hx_db(&p.h, p.a.uar, QHCA_DB_SQ, num[i] << 16 | 1);
+        hx_db(&p.h, p.a.uar, QHCA_DB_CQ_ARM, (num[i] ^ 0xffff) << 16);
+        errors += 2;
+    }
+    /* CQ arm indices beyond the producer (the engine checks these). */
+    hx_db(&p.h, p.a.uar, QHCA_DB_CQ_ARM, p.cq_a.cqn << 16 | 100);
+    hx_db(&p.h, p.a.uar, QHCA_DB_CQ_ARM_SOL, p.cq_a.cqn << 16 | 0x8000);
+    errors += 2;
+    g_usleep(20000);
+    g_assert_cmpuint(hx_counter(p.t, QHCA_CNT_BAD_DOORBELLS), ==, errors);
+    hx_no_cqe(&p, &p.cq_a);
+    hx_assert_errors(p.t, errors);
+
+    w.remote_addr = cpu_to_le64(guest_alloc(&p.t->alloc, 64));
+    w.rkey = cpu_to_le32(p.key);
+    hx_post_send(&p.h, &p.a, &w, NULL, 0);
+    for (i = 0; i < 5000; i++) {
+        hx_ring_sq(&p.h, &p.a);
+    }
+    hx_expect_cqe(&p, &p.cq_a, QHCA_WC_SUCCESS);
+    hx_no_cqe(&p, &p.cq_a);
+    g_assert_cmpuint(hx_counter(p.t, QHCA_CNT_SQ_WQES), ==, 1);
+    g_assert_cmpuint(hx_qp_state(&p.h, &p.a), ==, QHCA_QPS_RTS);
+    hx_assert_errors(p.t, errors);
+    qhca_stop(p.t);
+}
+
+/*
+ * SRQs (1.2): sizes of zero and huge, rings off RAM, handles never
+ * created, doorbells outside the ring or for dead SRQs.
+ */
+static uint8_t hx_srq_cmd(Hx *h, uint64_t ring, uint8_t depth,
+                          uint8_t stride, uint32_t *srqn)
+{
+    struct qhca_cmd_create_srq c = {
+        .ring_addr = cpu_to_le64(ring),
+        .pdn = cpu_to_le32(h->pdn),
+        .uar = cpu_to_le32(h->uar),
+        .depth_log2 = depth,
+        .stride_log2 = stride,
+    };
+
+    return qt_cmd(h->t, QHCA_CMD_CREATE_SRQ, &c, sizeof(c), srqn);
+}
+
+static void test_srq(void)
+{
+    static const uint8_t bad_depth[] = { 0, 13, 16, 31, 32, 255 };
+    static const uint8_t bad_stride[] = { 0, 3, 11, 31, 255 };
+    QhcaTest *t = qhca_start(NULL);
+    uint64_t ring = guest_alloc(&t->alloc, 1 << 16);
+    uint64_t bad_addr[] = {
+        t->bar0.addr, t->bar2.addr, RAM_END - 64, HX_WRAP_ADDR,
+        HX_FAR_ADDR,
+    };
+    uint64_t errors = 0;
+    uint32_t srqn;
+    Hx h;
+    int i;
+
+    hx_setup(&h, t);
+    for (i = 0; i < ARRAY_SIZE(bad_depth); i++) {
+        g_assert_cmpuint(hx_srq_cmd(&h, ring, bad_depth[i], 6, &srqn), ==,
+                         QHCA_AQ_BAD_PARAM);
+        errors++;
+    }
+    for (i = 0; i < ARRAY_SIZE(bad_stride); i++) {
+        g_assert_cmpuint(hx_srq_cmd(&h, ring, 2, bad_stride[i], &srqn), ==,
+                         QHCA_AQ_BAD_PARAM);
+        errors++;
+    }
+    for (i = 0; i < ARRAY_SIZE(bad_addr); i++) {
+        g_assert_cmpuint(hx_srq_cmd(&h, bad_addr[i], 2, 6, &srqn), ==,
+                         QHCA_AQ_BAD_ADDRESS);
+        errors++;
+    }
+    for (i = 0; i < 4; i++) {
+        static const uint32_t hd[] = { 0, 1, 0xffff, 0xffffffff };
+
+        g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, hd[i]), ==,
+                         QHCA_AQ_BAD_HANDLE);
+        errors++;
+    }
+    hx_assert_errors(t, errors);
+
+    /* A live SRQ of 4 entries: doorbells beyond it, or for dead ones. */
+    g_assert_cmpuint(hx_srq_cmd(&h, ring, 2, 6, &srqn), ==, QHCA_AQ_SUCCESS);
+    hx_db(&h, h.uar, QHCA_DB_SRQ, srqn << 16 | 5);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    hx_db(&h, h.uar, QHCA_DB_SRQ, srqn << 16 | 0xffff);
+    hx_db(&h, h.uar, QHCA_DB_SRQ, (srqn + 1) << 16 | 1);
+    hx_db(&h, h.uar, QHCA_DB_SRQ, 0xffff0001);
+    errors += 4;
+    hx_assert_errors(t, errors);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srqn), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    hx_db(&h, h.uar, QHCA_DB_SRQ, srqn << 16 | 1);
+    errors += 2;
+    g_assert_cmpuint(hx_counter(t, QHCA_CNT_BAD_DOORBELLS), ==, 5);
+    g_assert_cmpuint(le32_to_cpu(qt_stats(t).srqs), ==, 0);
+    hx_assert_errors(t, errors);
+    qhca_stop(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Resets in the middle of everything                                  */
+
+static void test_reset_busy(void)
+{
+    HxPair p;
+    uint64_t buf;
+    struct qhca_sge sge;
+    struct qhca_sq_wqe w = {
+        .opcode = QHCA_WR_RDMA_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+    struct qhca_aq_sqe sqe;
+    int round, i;
+
+    for (round = 0; round < 3; round++) {
+        hx_pair(&p);
+        buf = guest_alloc(&p.t->alloc, 1 << 20);
+        sge = hx_sge(buf, 1 << 19, p.key);
+        w.remote_addr = cpu_to_le64(buf + (1 << 19));
+        w.rkey = cpu_to_le32(p.key);
+        for (i = 0; i < 15; i++) {
+            w.wr_id = cpu_to_le64(i);
+            hx_post_send(&p.h, &p.a, &w, &sge, 1);
+        }
+        hx_ring_sq(&p.h, &p.a);
+        /* Admin commands in flight too. */
+        for (i = 0; i < 20; i++) {
+            sqe = (struct qhca_aq_sqe) {
+                .opcode = cpu_to_le16(QHCA_CMD_ALLOC_PD),
+            };
+            qt_queue_sqe(p.t, &sqe);
+        }
+        qt_ring_sq(p.t);
+        if (round == 1) {
+            g_usleep(2000);
+        } else if (round == 2) {
+            /* Disable first: the engine keeps its objects. */
+            qt_wr(p.t, QHCA_REG_CTRL, 0);
+            g_assert_cmphex(qt_rd(p.t, QHCA_REG_STATUS), ==, 0);
+        }
+        qt_reset(p.t);
+        g_assert_cmphex(qt_rd(p.t, QHCA_REG_STATUS), ==, 0);
+        g_assert_cmpuint(qt_rd(p.t, QHCA_REG_ERROR), ==, QHCA_ERR_NONE);
+
+        /* Afresh: nothing is left, and the data path works again. */
+        qt_enable(p.t, 5);
+        qt_assert_objects(p.t, 0, 0, 0);
+        g_assert_cmpuint(le32_to_cpu(qt_stats(p.t).qps), ==, 0);
+        g_assert_cmpuint(le32_to_cpu(qt_stats(p.t).mrs), ==, 0);
+        g_assert_cmpuint(hx_counter(p.t, QHCA_CNT_SQ_WQES), ==, 0);
+        qhca_stop(p.t);
+    }
+
+    hx_pair(&p);
+    w.wr_id = cpu_to_le64(99);
+    w.num_sge = 0;
+    w.rkey = cpu_to_le32(p.key);
+    hx_post_send(&p.h, &p.a, &w, NULL, 0);
+    hx_ring_sq(&p.h, &p.a);
+    hx_expect_cqe(&p, &p.cq_a, QHCA_WC_SUCCESS);
+    hx_assert_errors(p.t, 0);
+    qhca_stop(p.t);
+}
+
+/*
+ * The engine busy with 15 RDMA WRITEs of 32 MiB while the driver runs an
+ * admin command and then resets: both must be served between engine
+ * steps, not after the whole transfer.
+ */
+static void test_busy_latency(void)
+{
+    HxPair p;
+    uint64_t buf;
+    struct qhca_sge sge;
+    struct qhca_sq_wqe w = {
+        .opcode = QHCA_WR_RDMA_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+    gint64 t0, t_cmd, t_reset;
+    int i;
+
+    hx_pair(&p);
+    buf = guest_alloc(&p.t->alloc, 64 << 20);
+    sge = hx_sge(buf, 32 << 20, p.key);
+    w.remote_addr = cpu_to_le64(buf + (32 << 20));
+    w.rkey = cpu_to_le32(p.key);
+    for (i = 0; i < 15; i++) {
+        w.wr_id = cpu_to_le64(i);
+        hx_post_send(&p.h, &p.a, &w, &sge, 1);
+    }
+    hx_ring_sq(&p.h, &p.a);
+    g_usleep(5000);
+    t0 = g_get_monotonic_time();
+    qt_stats(p.t);
+    t_cmd = g_get_monotonic_time() - t0;
+    /* Served mid-transfer: the 480 MiB are not all through yet. */
+    for (i = 0; i < 15; i++) {
+        uint64_t slot = p.cq_a.ring + i * sizeof(struct qhca_cqe);
+
+        if (!(qtest_readb(p.t->qts, slot + offsetof(struct qhca_cqe, owner)) &
+              QHCA_CQE_OWNER_PHASE)) {
+            break;
+        }
+    }
+    g_assert_cmpint(i, <, 15);
+    t0 = g_get_monotonic_time();
+    qt_reset(p.t);
+    t_reset = g_get_monotonic_time() - t0;
+    g_test_message("admin command %" PRId64 " us, reset %" PRId64 " us, "
+                   "%d of 15 WRITEs done", t_cmd, t_reset, i);
+    g_assert_cmphex(qt_rd(p.t, QHCA_REG_STATUS), ==, 0);
+    g_assert_cmpint(t_reset, <, G_USEC_PER_SEC);
+    qt_enable(p.t, 5);
+    hx_assert_errors(p.t, 0);
+    qhca_stop(p.t);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
+        g_test_skip("q35 with qhca not available");
+        return g_test_run();
+    }
+
+    qtest_add_func("/qhca/hostile/mmio/bar0", test_bar0_every_access);
+    qtest_add_func("/qhca/hostile/mmio/msix", test_msix_every_access);
+    qtest_add_func("/qhca/hostile/mmio/bar2", test_bar2_every_access);
+    qtest_add_func("/qhca/hostile/aq-config", test_aq_config);
+    qtest_add_func("/qhca/hostile/not-ready", test_not_ready);
+    qtest_add_func("/qhca/hostile/aq-doorbells", test_aq_doorbells);
+    qtest_add_func("/qhca/hostile/resp-addr", test_resp_addr);
+    qtest_add_func("/qhca/hostile/queue-sizes", test_queue_sizes);
+    qtest_add_func("/qhca/hostile/ring-addresses", test_ring_addresses);
+    qtest_add_func("/qhca/hostile/mr", test_mr);
+    qtest_add_func("/qhca/hostile/destroy", test_destroy);
+    qtest_add_func("/qhca/hostile/wqe", test_bad_wqes);
+    qtest_add_func("/qhca/hostile/recv", test_bad_recv);
+    qtest_add_func("/qhca/hostile/self-modifying-ring",
+                   test_self_modifying_ring);
+    qtest_add_func("/qhca/hostile/qp-doorbells", test_qp_doorbells);
+    qtest_add_func("/qhca/hostile/srq", test_srq);
+    qtest_add_func("/qhca/hostile/reset-busy", test_reset_busy);
+    qtest_add_func("/qhca/hostile/busy-latency", test_busy_latency);
+
+    return g_test_run();
+}

@@ -1,0 +1,879 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qtest for the shared receive queues of qhca (interface 1.2): the SRQ
+ * commands with every malformed field, QPs attached to an SRQ, the SRQ
+ * doorbell with bad queue numbers, pages and indices, and RC SENDs from
+ * several QPs received through one SRQ in ring order, with the limit
+ * event, the last-WQE event of a QP moved to ERR, and data checked byte
+ * for byte.  The test plays the driver, with plain memory accesses.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qobject/qdict.h"
+#include "qhca-qtest.h"
+
+#define SQ_LOG2             4
+#define SQ_STRIDE_LOG2      7
+#define SRQ_LOG2            3               /* 8 WQEs */
+#define SRQ_STRIDE_LOG2     6               /* header + 3 SGEs */
+#define MTU_1024            3               /* enum ib_mtu */
+#define LID                 1
+#define BUF                 2048            /* one receive buffer */
+#define EVENTS              ((1u << QHCA_EVENT_COMPLETION) | \
+                             (1u << QHCA_EVENT_QP_FATAL) | \
+                             (1u << QHCA_EVENT_SRQ_LIMIT) | \
+                             (1u << QHCA_EVENT_QP_LAST_WQE) | \
+                             (1u << QHCA_EVENT_SRQ_ERR))
+
+typedef struct Srt {
+    QhcaTest *t;
+    uint32_t uar;
+    uint32_t pdn;
+    uint32_t eqn;
+    uint64_t eq;
+    uint32_t eq_head;
+    uint32_t lkey;              /* a physical MR over all of RAM */
+} Srt;
+
+typedef struct SrtCq {
+    uint32_t cqn;
+    uint64_t ring;
+    uint64_t dbrec;
+    uint32_t ci;
+} SrtCq;
+
+typedef struct SrtSrq {
+    uint32_t srqn;
+    uint64_t ring;
+    uint16_t pi;
+} SrtSrq;
+
+typedef struct SrtQp {
+    uint32_t qpn;
+    uint64_t sq;
+    uint16_t sq_pi;
+} SrtQp;
+
+#define EQ_ENTRIES          64
+#define CQ_LOG2             6
+
+static Srt *srt_start(const char *props)
+{
+    Srt *s = g_new0(Srt, 1);
+    QhcaTest *t = qhca_start(props);
+    struct qhca_cmd_reg_mr mr = {
+        .length = cpu_to_le64(RAM_END),
+        .access = QHCA_ACCESS_LOCAL_WRITE,
+        .key = 0x5a,
+        .page_shift = 12,
+        .flags = QHCA_MR_F_PHYS,
+    };
+    uint32_t index;
+
+    s->t = t;
+    qt_enable(t, 5);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &s->uar), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &s->pdn), ==,
+                     QHCA_AQ_SUCCESS);
+    s->eq = guest_alloc(&t->alloc, EQ_ENTRIES * sizeof(struct qhca_eqe));
+    qtest_memset(t->qts, s->eq, 0, EQ_ENTRIES * sizeof(struct qhca_eqe));
+    g_assert_cmpuint(qt_create_eq(t, s->eq, 6, 2, EVENTS, &s->eqn), ==,
+                     QHCA_AQ_SUCCESS);
+    mr.pdn = cpu_to_le32(s->pdn);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &mr, sizeof(mr), &index),
+                     ==, QHCA_AQ_SUCCESS);
+    s->lkey = index << 8 | mr.key;
+    return s;
+}
+
+static void srt_stop(Srt *s)
+{
+    qt_assert_alive(s->t);
+    qhca_stop(s->t);
+    g_free(s);
+}
+
+static bool srt_wait(bool (*ready)(void *), void *opaque)
+{
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+
+    while (!ready(opaque)) {
+        if (g_get_monotonic_time() > end) {
+            return false;
+        }
+        g_usleep(100);
+    }
+    return true;
+}
+
+static bool srt_eqe_ready(void *opaque)
+{
+    Srt *s = opaque;
+    uint8_t phase = ((s->eq_head / EQ_ENTRIES) & 1) ^ 1;
+    struct qhca_eqe e = qt_read_eqe(s->t, s->eq, s->eq_head % EQ_ENTRIES);
+
+    return (e.flags & QHCA_EQE_FLAGS_PHASE) == phase;
+}
+
+/* The next event other than a completion event, or type 0. */
+static struct qhca_eqe srt_event(Srt *s, bool wait)
+{
+    struct qhca_eqe e;
+
+    for (;;) {
+        if (!(wait ? srt_wait(srt_eqe_ready, s) : srt_eqe_ready(s))) {
+            return (struct qhca_eqe) { 0 };
+        }
+        e = qt_read_eqe(s->t, s->eq, s->eq_head % EQ_ENTRIES);
+        s->eq_head++;
+        qt_wr(s->t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, s->eqn) |
+              (s->eq_head % EQ_ENTRIES));
+        if (e.type != QHCA_EVENT_COMPLETION) {
+            return e;
+        }
+    }
+}
+
+static void srt_expect_event(Srt *s, uint8_t type, uint32_t data)
+{
+    struct qhca_eqe e = srt_event(s, true);
+
+    g_assert_cmpuint(e.type, ==, type);
+    g_assert_cmpuint(le32_to_cpu(e.data), ==, data);
+}
+
+static void srt_no_event(Srt *s)
+{
+    g_usleep(20000);
+    g_assert_cmpuint(srt_event(s, false).type, ==, 0);
+}
+
+static SrtCq *srt_cq(Srt *s)
+{
+    SrtCq *cq = g_new0(SrtCq, 1);
+    struct qhca_cmd_create_cq c = { 0 };
+    size_t size = sizeof(struct qhca_cqe) << CQ_LOG2;
+
+    cq->ring = guest_alloc(&s->t->alloc, size);
+    cq->dbrec = guest_alloc(&s->t->alloc, 64);
+    qtest_memset(s->t->qts, cq->ring, 0, size);
+    qtest_memset(s->t->qts, cq->dbrec, 0, 4);
+    c.ring_addr = cpu_to_le64(cq->ring);
+    c.dbrec_addr = cpu_to_le64(cq->dbrec);
+    c.eqn = cpu_to_le32(s->eqn);
+    c.uar = cpu_to_le32(s->uar);
+    c.depth_log2 = CQ_LOG2;
+    g_assert_cmpuint(qt_cmd(s->t, QHCA_CMD_CREATE_CQ, &c, sizeof(c),
+                            &cq->cqn), ==, QHCA_AQ_SUCCESS);
+    return cq;
+}
+
+typedef struct SrtCqPoll {
+    Srt *s;
+    SrtCq *cq;
+} SrtCqPoll;
+
+static uint64_t srt_cqe_addr(SrtCq *cq)
+{
+    return cq->ring + (cq->ci & ((1u << CQ_LOG2) - 1)) *
+                      sizeof(struct qhca_cqe);
+}
+
+static bool srt_cqe_ready(void *opaque)
+{
+    SrtCqPoll *p = opaque;
+    uint8_t phase = ((p->cq->ci >> CQ_LOG2) & 1) ^ 1;
+    uint8_t owner = qtest_readb(p->s->t->qts, srt_cqe_addr(p->cq) +
+                                offsetof(struct qhca_cqe, owner));
+
+    return (owner & QHCA_CQE_OWNER_PHASE) == phase;
+}
+
+static struct qhca_cqe srt_cqe(Srt *s, SrtCq *cq)
+{
+    SrtCqPoll p = { s, cq };
+    struct qhca_cqe cqe;
+    uint32_t rec;
+
+    g_assert(srt_wait(srt_cqe_ready, &p));
+    qtest_memread(s->t->qts, srt_cqe_addr(cq), &cqe, sizeof(cqe));
+    cq->ci++;
+    rec = cpu_to_le32(cq->ci);
+    qtest_memwrite(s->t->qts, cq->dbrec, &rec, sizeof(rec));
+    return cqe;
+}
+
+static void srt_no_cqe(Srt *s, SrtCq *cq)
+{
+    SrtCqPoll p = { s, cq };
+    int i;
+
+    for (i = 0; i < 20; i++) {
+        g_assert(!srt_cqe_ready(&p));
+        g_usleep(1000);
+    }
+}
+
+static struct qhca_cmd_create_srq srt_srq_params(Srt *s)
+{
+    size_t size = 1u << (SRQ_LOG2 + SRQ_STRIDE_LOG2);
+    struct qhca_cmd_create_srq c = {
+        .ring_addr = cpu_to_le64(guest_alloc(&s->t->alloc, size)),
+        .pdn = cpu_to_le32(s->pdn),
+        .uar = cpu_to_le32(s->uar),
+        .depth_log2 = SRQ_LOG2,
+        .stride_log2 = SRQ_STRIDE_LOG2,
+    };
+
+    qtest_memset(s->t->qts, le64_to_cpu(c.ring_addr), 0, size);
+    return c;
+}
+
+static uint8_t srt_create_srq_cmd(Srt *s, struct qhca_cmd_create_srq *c,
+                                  uint32_t *srqn)
+{
+    return qt_cmd(s->t, QHCA_CMD_CREATE_SRQ, c, sizeof(*c), srqn);
+}
+
+static SrtSrq *srt_srq(Srt *s)
+{
+    SrtSrq *srq = g_new0(SrtSrq, 1);
+    struct qhca_cmd_create_srq c = srt_srq_params(s);
+
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &srq->srqn), ==,
+                     QHCA_AQ_SUCCESS);
+    srq->ring = le64_to_cpu(c.ring_addr);
+    return srq;
+}
+
+static struct qhca_srq_attr srt_query_srq(Srt *s, uint32_t srqn)
+{
+    struct qhca_cmd_handle h = { .handle = cpu_to_le32(srqn) };
+    struct qhca_srq_attr a;
+
+    g_assert_cmpuint(qt_query(s->t, QHCA_CMD_QUERY_SRQ, &h, sizeof(h), &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    return a;
+}
+
+static uint8_t srt_modify_srq(Srt *s, uint32_t srqn, uint32_t mask,
+                              uint32_t limit)
+{
+    struct qhca_cmd_modify_srq m = {
+        .srqn = cpu_to_le32(srqn),
+        .attr_mask = cpu_to_le32(mask),
+        .limit = cpu_to_le32(limit),
+    };
+
+    return qt_cmd(s->t, QHCA_CMD_MODIFY_SRQ, &m, sizeof(m), NULL);
+}
+
+static void srt_srq_db(Srt *s, uint32_t uar, uint32_t srqn, uint16_t idx)
+{
+    qpci_io_writel(s->t->dev, s->t->bar2,
+                   uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SRQ, srqn << 16 | idx);
+}
+
+/* Write a receive WQE of one SGE at the producer index; no doorbell. */
+static void srt_srq_wqe(Srt *s, SrtSrq *srq, uint64_t wr_id, uint64_t buf,
+                        uint32_t len)
+{
+    uint64_t slot = srq->ring + ((uint64_t)(srq->pi & ((1u << SRQ_LOG2) - 1))
+                                 << SRQ_STRIDE_LOG2);
+    struct qhca_rq_wqe w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .num_sge = 1,
+    };
+    struct qhca_sge sge = {
+        .addr = cpu_to_le64(buf),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(s->lkey),
+    };
+
+    qtest_memwrite(s->t->qts, slot, &w, sizeof(w));
+    qtest_memwrite(s->t->qts, slot + sizeof(w), &sge, sizeof(sge));
+    srq->pi++;
+}
+
+static struct qhca_cmd_create_qp srt_qp_params(Srt *s, SrtCq *cq)
+{
+    size_t size = 1u << (SQ_LOG2 + SQ_STRIDE_LOG2);
+    struct qhca_cmd_create_qp c = {
+        .sq_addr = cpu_to_le64(guest_alloc(&s->t->alloc, size)),
+        .pdn = cpu_to_le32(s->pdn),
+        .uar = cpu_to_le32(s->uar),
+        .send_cqn = cpu_to_le16(cq->cqn),
+        .recv_cqn = cpu_to_le16(cq->cqn),
+        .type = QHCA_QPT_RC,
+        .sq_depth_log2 = SQ_LOG2,
+        .sq_stride_log2 = SQ_STRIDE_LOG2,
+    };
+
+    qtest_memset(s->t->qts, le64_to_cpu(c.sq_addr), 0, size);
+    return c;
+}
+
+/* A QP on @srq, or with an RQ of its own when @srq is NULL. */
+static SrtQp *srt_qp(Srt *s, SrtCq *cq, SrtSrq *srq)
+{
+    SrtQp *qp = g_new0(SrtQp, 1);
+    struct qhca_cmd_create_qp c = srt_qp_params(s, cq);
+
+    if (srq) {
+        c.flags = QHCA_QP_F_SRQ;
+        c.srqn = cpu_to_le16(srq->srqn);
+    } else {
+        c.rq_addr = cpu_to_le64(guest_alloc(&s->t->alloc, 1024));
+        c.rq_depth_log2 = 4;
+        c.rq_stride_log2 = 6;
+    }
+    g_assert_cmpuint(qt_cmd(s->t, QHCA_CMD_CREATE_QP, &c, sizeof(c),
+                            &qp->qpn), ==, QHCA_AQ_SUCCESS);
+    qp->sq = le64_to_cpu(c.sq_addr);
+    return qp;
+}
+
+static uint8_t srt_modify_qp(Srt *s, struct qhca_cmd_modify_qp *m)
+{
+    return qt_cmd(s->t, QHCA_CMD_MODIFY_QP, m, sizeof(*m), NULL);
+}
+
+static struct qhca_qp_attr srt_query_qp(Srt *s, SrtQp *qp)
+{
+    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qp->qpn) };
+    struct qhca_qp_attr a;
+
+    g_assert_cmpuint(qt_query(s->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    return a;
+}
+
+/* RESET -> INIT -> RTR -> RTS towards @dest, RNR retries forever. */
+static void srt_connect_one(Srt *s, SrtQp *qp, SrtQp *dest)
+{
+    struct qhca_cmd_modify_qp m = {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_ACCESS),
+        .state = QHCA_QPS_INIT,
+    };
+
+    g_assert_cmpuint(srt_modify_qp(s, &m), ==, QHCA_AQ_SUCCESS);
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
+                                 QHCA_QP_ATTR_DEST_QPN |
+                                 QHCA_QP_ATTR_RQ_PSN |
+                                 QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                                 QHCA_QP_ATTR_MIN_RNR_TIMER),
+        .state = QHCA_QPS_RTR,
+        .dlid = cpu_to_le16(LID),
+        .path_mtu = MTU_1024,
+        .dest_qpn = cpu_to_le32(dest->qpn),
+        .rq_psn = cpu_to_le32(dest->qpn),
+        .min_rnr_timer = 1,
+    };
+    g_assert_cmpuint(srt_modify_qp(s, &m), ==, QHCA_AQ_SUCCESS);
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
+                                 QHCA_QP_ATTR_TIMEOUT |
+                                 QHCA_QP_ATTR_RETRY_CNT |
+                                 QHCA_QP_ATTR_RNR_RETRY |
+                                 QHCA_QP_ATTR_MAX_RD_ATOMIC),
+        .state = QHCA_QPS_RTS,
+        .sq_psn = cpu_to_le32(qp->qpn),
+        .timeout = 14,
+        .retry_cnt = 7,
+        .rnr_retry = 7,
+    };
+    g_assert_cmpuint(srt_modify_qp(s, &m), ==, QHCA_AQ_SUCCESS);
+}
+
+static void srt_connect(Srt *s, SrtQp *a, SrtQp *b)
+{
+    srt_connect_one(s, a, b);
+    srt_connect_one(s, b, a);
+}
+
+/* A signaled SEND of @len bytes at @buf; rings the doorbell. */
+static void srt_send(Srt *s, SrtQp *qp, uint64_t wr_id, uint64_t buf,
+                     uint32_t len)
+{
+    uint64_t slot = qp->sq + ((uint64_t)(qp->sq_pi & ((1u << SQ_LOG2) - 1))
+                              << SQ_STRIDE_LOG2);
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .opcode = QHCA_WR_SEND,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+    struct qhca_sge sge = {
+        .addr = cpu_to_le64(buf),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(s->lkey),
+    };
+
+    qtest_memwrite(s->t->qts, slot, &w, sizeof(w));
+    qtest_memwrite(s->t->qts, slot + sizeof(w), &sge, sizeof(sge));
+    qp->sq_pi++;
+    qpci_io_writel(s->t->dev, s->t->bar2,
+                   s->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ,
+                   qp->qpn << 16 | qp->sq_pi);
+}
+
+static uint64_t srt_counter(Srt *s, enum qhca_counter i)
+{
+    struct qhca_counters c;
+
+    g_assert_cmpuint(qt_query(s->t, QHCA_CMD_QUERY_COUNTERS, NULL, 0, &c,
+                              sizeof(c)), ==, QHCA_AQ_SUCCESS);
+    return le64_to_cpu(c.cnt[i]);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_device_caps(void)
+{
+    Srt *s = srt_start(",max-srqs=7,max-srq-wr=512");
+    struct qhca_device_attr a;
+
+    g_assert_cmpuint(qt_query(s->t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    g_assert_true(le32_to_cpu(a.device_cap_flags) & QHCA_DEV_CAP_SRQ);
+    g_assert_cmpuint(le32_to_cpu(a.max_srq), ==, 7);
+    g_assert_cmpuint(le32_to_cpu(a.max_srq_wr), ==, 512);
+    g_assert_cmpuint(le32_to_cpu(a.max_srq_sge), ==, le32_to_cpu(a.max_sge));
+    srt_stop(s);
+}
+
+static void test_bad_props(void)
+{
+    static const struct {
+        const char *name;
+        int64_t value;
+    } bad[] = {
+        { "max-srqs", 0 }, { "max-srqs", 65536 },
+        { "max-srq-wr", 1 }, { "max-srq-wr", 32769 },
+    };
+    QTestState *qts;
+    QDict *rsp;
+    size_t i;
+
+    qts = qtest_init("-machine q35 -nic none -vga none "
+                     "-device pcie-root-port,id=rp0,chassis=1");
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        rsp = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
+                        "{'driver': 'qhca', 'bus': 'rp0', 'id': 'bad', "
+                        "%s: %" PRId64 "}}", bad[i].name, bad[i].value);
+        g_assert(qdict_haskey(rsp, "error"));
+        g_assert_nonnull(strstr(qdict_get_str(qdict_get_qdict(rsp, "error"),
+                                              "desc"), "out of range"));
+        qobject_unref(rsp);
+    }
+    qtest_quit(qts);
+}
+
+static void test_srq_commands(void)
+{
+    Srt *s = srt_start(",max-srqs=2,max-srq-wr=256");
+    QhcaTest *t = s->t;
+    struct qhca_cmd_handle nothing = { .handle = cpu_to_le32(0xffff) };
+    struct qhca_cmd_create_srq c;
+    struct qhca_srq_attr a;
+    uint32_t srqn, srqn2, n;
+    struct qhca_stats st;
+
+    c = srt_srq_params(s);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &srqn), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(srqn, >=, 1);
+    a = srt_query_srq(s, srqn);
+    g_assert_cmpuint(le32_to_cpu(a.srqn), ==, srqn);
+    g_assert_cmpuint(le32_to_cpu(a.pdn), ==, s->pdn);
+    g_assert_cmpuint(a.depth_log2, ==, SRQ_LOG2);
+    g_assert_cmpuint(a.stride_log2, ==, SRQ_STRIDE_LOG2);
+    g_assert_cmpuint(a.state, ==, QHCA_SRQ_STATE_READY);
+    g_assert_cmpuint(le32_to_cpu(a.limit), ==, 0);
+    g_assert_cmpuint(le16_to_cpu(a.pi), ==, 0);
+    g_assert_cmpuint(le16_to_cpu(a.ci), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(a.qp_refs), ==, 0);
+
+    /* Every malformed field of CREATE_SRQ. */
+    c = srt_srq_params(s);
+    c.rsvd0 = cpu_to_le16(1);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
+    c = srt_srq_params(s);
+    c.rsvd1[1] = cpu_to_le64(1);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
+    c = srt_srq_params(s);
+    c.depth_log2 = 0;
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
+    c.depth_log2 = 9;                   /* max-srq-wr is 256 */
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
+    c = srt_srq_params(s);
+    c.stride_log2 = QHCA_RQ_MIN_STRIDE_LOG2 - 1;
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
+    c.stride_log2 = QHCA_WQE_MAX_STRIDE_LOG2 + 1;
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
+    c = srt_srq_params(s);
+    c.limit = cpu_to_le32((1u << SRQ_LOG2) + 1);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
+    c = srt_srq_params(s);
+    c.ring_addr = cpu_to_le64(le64_to_cpu(c.ring_addr) + 8);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
+    c = srt_srq_params(s);
+    c.pdn = cpu_to_le32(s->pdn + 1);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_HANDLE);
+    c = srt_srq_params(s);
+    c.uar = cpu_to_le32(s->uar + 1);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_HANDLE);
+    c = srt_srq_params(s);
+    c.ring_addr = cpu_to_le64(RAM_END - 64);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==,
+                     QHCA_AQ_BAD_ADDRESS);
+    c.ring_addr = cpu_to_le64(0xfffffffffffff000ull);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==,
+                     QHCA_AQ_BAD_ADDRESS);
+
+    /* The table holds max-srqs. */
+    c = srt_srq_params(s);
+    c.limit = cpu_to_le32(1u << SRQ_LOG2);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &srqn2), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srqn2).limit), ==,
+                     1u << SRQ_LOG2);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==,
+                     QHCA_AQ_NO_RESOURCES);
+    st = qt_stats(t);
+    g_assert_cmpuint(le32_to_cpu(st.srqs), ==, 2);
+
+    /* MODIFY_SRQ. */
+    g_assert_cmpuint(srt_modify_srq(s, srqn, QHCA_SRQ_ATTR_LIMIT, 3), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srqn).limit), ==, 3);
+    g_assert_cmpuint(srt_modify_srq(s, srqn, QHCA_SRQ_ATTR_LIMIT,
+                                    (1u << SRQ_LOG2) + 1), ==,
+                     QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_modify_srq(s, srqn, 0x2, 0), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_modify_srq(s, srqn, 0, 5), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_modify_srq(s, srqn, 0, 0), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(srt_modify_srq(s, 0, QHCA_SRQ_ATTR_LIMIT, 1), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(srt_modify_srq(s, 3, QHCA_SRQ_ATTR_LIMIT, 1), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srqn).limit), ==, 3);
+    g_assert_cmpuint(srt_modify_srq(s, srqn, QHCA_SRQ_ATTR_LIMIT, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srqn).limit), ==, 0);
+
+    /* QUERY_SRQ/DESTROY_SRQ of nothing; the PD is busy while it lives. */
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_SRQ, &nothing,
+                              sizeof(nothing), &a, sizeof(a)), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, 0), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, s->pdn), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srqn), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srqn2), ==,
+                     QHCA_AQ_SUCCESS);
+    st = qt_stats(t);
+    g_assert_cmpuint(le32_to_cpu(st.srqs), ==, 0);
+    srt_stop(s);
+}
+
+static void test_srq_qp(void)
+{
+    Srt *s = srt_start("");
+    QhcaTest *t = s->t;
+    SrtCq *cq = srt_cq(s);
+    SrtSrq *srq = srt_srq(s);
+    struct qhca_cmd_create_qp c;
+    struct qhca_cmd_create_srq sc;
+    struct qhca_qp_attr qa;
+    uint32_t qpn, pd2, srqn2;
+    SrtQp *qp;
+
+    /* No such SRQ; RQ fields with an SRQ; srqn without the flag. */
+    c = srt_qp_params(s, cq);
+    c.flags = QHCA_QP_F_SRQ;
+    c.srqn = cpu_to_le16(srq->srqn + 1);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    c.srqn = cpu_to_le16(srq->srqn);
+    c.rq_depth_log2 = 2;
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn), ==,
+                     QHCA_AQ_BAD_PARAM);
+    c.rq_depth_log2 = 0;
+    c.rq_stride_log2 = 6;
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn), ==,
+                     QHCA_AQ_BAD_PARAM);
+    c.rq_stride_log2 = 0;
+    c.rq_addr = cpu_to_le64(srq->ring);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn), ==,
+                     QHCA_AQ_BAD_PARAM);
+    c = srt_qp_params(s, cq);
+    c.srqn = cpu_to_le16(srq->srqn);
+    c.rq_depth_log2 = 2;
+    c.rq_stride_log2 = 6;
+    c.rq_addr = cpu_to_le64(srq->ring);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn), ==,
+                     QHCA_AQ_BAD_PARAM);
+
+    /* An SRQ of another PD. */
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &pd2), ==,
+                     QHCA_AQ_SUCCESS);
+    sc = srt_srq_params(s);
+    sc.pdn = cpu_to_le32(pd2);
+    g_assert_cmpuint(srt_create_srq_cmd(s, &sc, &srqn2), ==,
+                     QHCA_AQ_SUCCESS);
+    c = srt_qp_params(s, cq);
+    c.flags = QHCA_QP_F_SRQ;
+    c.srqn = cpu_to_le16(srqn2);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn), ==,
+                     QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srqn2), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, pd2), ==,
+                     QHCA_AQ_SUCCESS);
+
+    /* Attached: counted, busy, reported by QUERY_QP. */
+    qp = srt_qp(s, cq, srq);
+    qa = srt_query_qp(s, qp);
+    g_assert_cmpuint(qa.flags & QHCA_QP_F_SRQ, ==, QHCA_QP_F_SRQ);
+    g_assert_cmpuint(le16_to_cpu(qa.srqn), ==, srq->srqn);
+    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srq->srqn).qp_refs), ==,
+                     1);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srq->srqn), ==,
+                     QHCA_AQ_BAD_STATE);
+
+    /* A QP on an SRQ has no RQ doorbell. */
+    srt_connect_one(s, qp, qp);
+    qpci_io_writel(t->dev, t->bar2, s->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_RQ,
+                   qp->qpn << 16 | 1);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    g_assert_cmpuint(le16_to_cpu(srt_query_qp(s, qp).rq_ci), ==, 0);
+
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, qp->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srq->srqn).qp_refs), ==,
+                     0);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srq->srqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_free(qp);
+    g_free(srq);
+    g_free(cq);
+    srt_stop(s);
+}
+
+static void test_srq_doorbell(void)
+{
+    Srt *s = srt_start(",max-uars=4");
+    QhcaTest *t = s->t;
+    SrtSrq *srq = srt_srq(s);
+    uint32_t uar2;
+    struct qhca_srq_attr a;
+    uint64_t bad;
+
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &uar2), ==,
+                     QHCA_AQ_SUCCESS);
+
+    /* No such SRQ, another UAR's page, further than the ring holds. */
+    srt_srq_db(s, s->uar, srq->srqn + 1, 1);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    srt_srq_db(s, s->uar, 0, 1);
+    srt_srq_db(s, uar2, srq->srqn, 1);
+    srt_srq_db(s, s->uar, srq->srqn, (1u << SRQ_LOG2) + 1);
+    srt_srq_db(s, s->uar, srq->srqn, 0xffff);
+    /* Not 32 bits wide. */
+    qpci_io_writew(t->dev, t->bar2, s->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SRQ,
+                   1);
+    bad = srt_counter(s, QHCA_CNT_BAD_DOORBELLS);
+    g_assert_cmpuint(bad, ==, 6);
+    a = srt_query_srq(s, srq->srqn);
+    g_assert_cmpuint(le16_to_cpu(a.pi), ==, 0);
+
+    /* A good one, the whole ring. */
+    srt_srq_db(s, s->uar, srq->srqn, 1u << SRQ_LOG2);
+    a = srt_query_srq(s, srq->srqn);
+    g_assert_cmpuint(le16_to_cpu(a.pi), ==, 1u << SRQ_LOG2);
+
+    /* Going back is caught when the device applies it. */
+    srt_srq_db(s, s->uar, srq->srqn, 3);
+    a = srt_query_srq(s, srq->srqn);
+    g_assert_cmpuint(le16_to_cpu(a.pi), ==, 1u << SRQ_LOG2);
+    g_assert_cmpuint(srt_counter(s, QHCA_CNT_BAD_DOORBELLS), ==, bad + 1);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    g_assert_cmpuint(a.state, ==, QHCA_SRQ_STATE_READY);
+
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srq->srqn), ==,
+                     QHCA_AQ_SUCCESS);
+    /* A destroyed SRQ takes no doorbell. */
+    srt_srq_db(s, s->uar, srq->srqn, 1);
+    g_assert_cmpuint(srt_counter(s, QHCA_CNT_BAD_DOORBELLS), ==, bad + 2);
+    g_free(srq);
+    srt_stop(s);
+}
+
+/*
+ * Two senders, two receivers on one SRQ: each SEND takes the next WQE in
+ * ring order, whichever QP receives it; CQEs carry srqn and the SRQ
+ * index; the limit fires once; a receiver moved to ERR posts QP_LAST_WQE
+ * and flushes no SRQ WQE.
+ */
+static void test_srq_traffic(void)
+{
+    Srt *s = srt_start("");
+    QhcaTest *t = s->t;
+    SrtCq *cq = srt_cq(s);
+    SrtCq *rcq = srt_cq(s);
+    SrtSrq *srq = srt_srq(s);
+    SrtQp *snd[2], *rcv[2];
+    uint64_t src = guest_alloc(&t->alloc, 8 * BUF);
+    uint64_t dst = guest_alloc(&t->alloc, 8 * BUF);
+    uint8_t want[BUF], got[BUF];
+    struct qhca_cqe cqe;
+    uint32_t len;
+    int i, k;
+
+    for (i = 0; i < 2; i++) {
+        struct qhca_cmd_create_qp c = srt_qp_params(s, cq);
+
+        snd[i] = srt_qp(s, cq, NULL);
+        rcv[i] = g_new0(SrtQp, 1);
+        c.recv_cqn = cpu_to_le16(rcq->cqn);
+        c.flags = QHCA_QP_F_SRQ;
+        c.srqn = cpu_to_le16(srq->srqn);
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c),
+                                &rcv[i]->qpn), ==, QHCA_AQ_SUCCESS);
+        rcv[i]->sq = le64_to_cpu(c.sq_addr);
+        srt_connect(s, snd[i], rcv[i]);
+    }
+    qtest_memset(t->qts, dst, 0xee, 8 * BUF);
+    for (i = 0; i < 6; i++) {
+        srt_srq_wqe(s, srq, 100 + i, dst + i * BUF, BUF);
+    }
+    srt_srq_db(s, s->uar, srq->srqn, srq->pi);
+    g_assert_cmpuint(srt_modify_srq(s, srq->srqn, QHCA_SRQ_ATTR_LIMIT, 3),
+                     ==, QHCA_AQ_SUCCESS);
+
+    /* Alternate the senders: WQEs are still taken in ring order. */
+    for (i = 0; i < 4; i++) {
+        len = 100 + i * 600;            /* up to two 1 KiB packets */
+        for (k = 0; k < len; k++) {
+            want[k] = i * 31 + k * 7;
+        }
+        qtest_memwrite(t->qts, src + i * BUF, want, len);
+        srt_send(s, snd[i & 1], i, src + i * BUF, len);
+
+        cqe = srt_cqe(s, rcq);
+        g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
+        g_assert_cmpuint(cqe.opcode, ==, QHCA_WC_RECV);
+        g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, rcv[i & 1]->qpn);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 100 + i);
+        g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, i);
+        g_assert_cmpuint(le16_to_cpu(cqe.srqn), ==, srq->srqn);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, len);
+        qtest_memread(t->qts, dst + i * BUF, got, BUF);
+        g_assert_cmpmem(got, len, want, len);
+        for (k = len; k < BUF; k++) {
+            g_assert_cmpuint(got[k], ==, 0xee);
+        }
+        cqe = srt_cqe(s, cq);
+        g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, i);
+
+        /* 6 posted: after the 4th take 2 remain, fewer than 3. */
+        if (i == 3) {
+            srt_expect_event(s, QHCA_EVENT_SRQ_LIMIT, srq->srqn);
+            g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srq->srqn).limit),
+                             ==, 0);
+        } else {
+            srt_no_event(s);
+        }
+    }
+    g_assert_cmpuint(le16_to_cpu(srt_query_srq(s, srq->srqn).ci), ==, 4);
+    g_assert_cmpuint(srt_counter(s, QHCA_CNT_SRQ_WQES), ==, 4);
+
+    /* rcv[0] to ERR: its last WQE, no SRQ WQE flushed. */
+    {
+        struct qhca_cmd_modify_qp m = {
+            .qpn = cpu_to_le32(rcv[0]->qpn),
+            .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE),
+            .state = QHCA_QPS_ERR,
+        };
+
+        g_assert_cmpuint(srt_modify_qp(s, &m), ==, QHCA_AQ_SUCCESS);
+    }
+    srt_expect_event(s, QHCA_EVENT_QP_LAST_WQE, rcv[0]->qpn);
+    srt_no_cqe(s, rcq);
+    g_assert_cmpuint(le16_to_cpu(srt_query_srq(s, srq->srqn).ci), ==, 4);
+
+    /* The other receiver still gets the next WQE. */
+    srt_send(s, snd[1], 9, src, 10);
+    cqe = srt_cqe(s, rcq);
+    g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, rcv[1]->qpn);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, 4);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 104);
+    cqe = srt_cqe(s, cq);
+    g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
+
+    /* A malformed SRQ WQE: taken, completed with LOC_QP_OP_ERR. */
+    {
+        uint64_t slot = srq->ring + ((uint64_t)(srq->pi & 7) <<
+                                     SRQ_STRIDE_LOG2);
+        struct qhca_rq_wqe w = { .wr_id = cpu_to_le64(200), .num_sge = 4 };
+
+        srt_srq_wqe(s, srq, 0, 0, 0);
+        qtest_memwrite(t->qts, slot, &w, sizeof(w));
+    }
+    /* WQE 5 is taken first, then the malformed one. */
+    srt_srq_db(s, s->uar, srq->srqn, srq->pi);
+    srt_send(s, snd[1], 10, src, 10);
+    cqe = srt_cqe(s, rcq);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 105);
+    g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
+    srt_cqe(s, cq);
+    srt_send(s, snd[1], 11, src, 10);
+    cqe = srt_cqe(s, rcq);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 200);
+    g_assert_cmpuint(cqe.status, ==, QHCA_WC_LOC_QP_OP_ERR);
+    g_assert_cmpuint(le16_to_cpu(cqe.srqn), ==, srq->srqn);
+    srt_expect_event(s, QHCA_EVENT_QP_LAST_WQE, rcv[1]->qpn);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srq->srqn), ==,
+                     QHCA_AQ_BAD_STATE);
+    for (i = 0; i < 2; i++) {
+        g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, rcv[i]->qpn),
+                         ==, QHCA_AQ_SUCCESS);
+        g_free(rcv[i]);
+        g_free(snd[i]);
+    }
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srq->srqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_free(srq);
+    g_free(cq);
+    g_free(rcq);
+    srt_stop(s);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
+        g_test_skip("q35 with qhca not available");
+        return g_test_run();
+    }
+
+    qtest_add_func("/qhca/srq/device-caps", test_device_caps);
+    qtest_add_func("/qhca/srq/bad-props", test_bad_props);
+    qtest_add_func("/qhca/srq/commands", test_srq_commands);
+    qtest_add_func("/qhca/srq/qp", test_srq_qp);
+    qtest_add_func("/qhca/srq/doorbell", test_srq_doorbell);
+    qtest_add_func("/qhca/srq/traffic", test_srq_traffic);
+
+    return g_test_run();
+}
