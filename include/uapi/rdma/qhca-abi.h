@@ -82,4 +82,23 @@ struct qhca_ibv_create_qp_resp {
 	__u32 reserved;
 };
 
+/*
+ * CREATE_SRQ: the driver allocates the ring of receive WQEs; the provider
+ * maps it and rings QHCA_DB_SRQ of its context's doorbell page.
+ */
+struct qhca_ibv_create_srq_req {
+	__u32 comp_mask;	/* none defined */
+	__u32 reserved;
+};
+
+struct qhca_ibv_create_srq_resp {
+	__u32 comp_mask;	/* none defined */
+	__u32 srqn;
+	__aligned_u64 ring_mmap_key;	/* mmap() offset of the ring */
+	__u32 ring_mmap_size;	/* bytes to map at that offset */
+	__u32 depth;		/* WQEs, a power of two */
+	__u32 stride;		/* bytes per WQE */
+	__u32 max_sge;
+};
+
 #endif /* QHCA_ABI_USER_H */

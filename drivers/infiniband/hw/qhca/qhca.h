@@ -114,6 +114,7 @@ struct qhca_dev {
 	/* CQs and QPs by number, for events and kernel completions. */
 	struct xarray cqs;
 	struct xarray qps;
+	struct xarray srqs;		/* SRQs by number, for events */
 	/* The low byte of the next MR's keys. */
 	atomic_t mr_key;
 
@@ -218,6 +219,33 @@ struct qhca_qp {
 	enum ib_mtu path_mtu;
 };
 
+/*
+ * A shared receive queue: a ring of receive WQEs, owned as qhca_wq.buf
+ * is.  Kernel SRQs free a slot once it and every older one completed.
+ */
+struct qhca_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	struct qhca_dma_buf buf;
+	struct rdma_user_mmap_entry *mmap_entry;
+	u32 depth;			/* WQEs, a power of two */
+	u32 stride_log2;
+	u32 max_sge;
+	bool kernel;			/* a kernel consumer's SRQ */
+
+	/* Kernel SRQs: the producer side. */
+	void __iomem *db;		/* the kernel UAR page */
+	spinlock_t lock;		/* @head, @tail, @done and the ring */
+	u32 head;			/* free-running: WQEs posted */
+	u32 tail;			/* free-running: oldest not completed */
+	unsigned long *done;		/* completed slots past @tail */
+};
+
+static inline struct qhca_srq *to_qsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct qhca_srq, ibsrq);
+}
+
 static inline struct qhca_dev *to_qdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct qhca_dev, ibdev);
@@ -231,6 +259,27 @@ static inline struct qhca_mr *to_qmr(struct ib_mr *ibmr)
 static inline struct qhca_cq *to_qcq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct qhca_cq, ibcq);
+}
+
+/*
+ * An address handle of a kernel consumer: the address vector of a UD
+ * send WQE, ready to copy (user space builds its own in libqhca).
+ */
+struct qhca_ah {
+	struct ib_ah ibah;
+	__le16 dlid;
+	u8 sl;
+	u8 av_flags;			/* QHCA_AV_F_* */
+	u8 dgid[16];
+	__le32 flow_label;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sgid_index;
+};
+
+static inline struct qhca_ah *to_qah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct qhca_ah, ibah);
 }
 
 static inline struct qhca_qp *to_qqp(struct ib_qp *ibqp)
@@ -326,6 +375,13 @@ int qhca_cmd_query_qp(struct qhca_dev *dev, u32 qpn, struct qhca_qp_attr *attr);
 int qhca_cmd_destroy_qp(struct qhca_dev *dev, u32 qpn);
 int qhca_cmd_query_counters(struct qhca_dev *dev,
 			    struct qhca_counters *counters);
+int qhca_cmd_create_srq(struct qhca_dev *dev,
+			const struct qhca_cmd_create_srq *cmd, u32 *srqn);
+int qhca_cmd_modify_srq(struct qhca_dev *dev,
+			const struct qhca_cmd_modify_srq *cmd);
+int qhca_cmd_query_srq(struct qhca_dev *dev, u32 srqn,
+		       struct qhca_srq_attr *attr);
+int qhca_cmd_destroy_srq(struct qhca_dev *dev, u32 srqn);
 
 /* qhca_eq.c: the async and the completion event queues. */
 int qhca_eqs_create(struct qhca_dev *dev, u32 num_ceqs);
@@ -371,6 +427,14 @@ int qhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 void qhca_cq_event(struct qhca_dev *dev, u32 cqn, u8 type);
 
 /* qhca_qp.c: queue pairs. */
+/* qhca_ah.c */
+int qhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		   struct ib_udata *udata);
+int qhca_destroy_ah(struct ib_ah *ibah, u32 flags);
+int qhca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int qhca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void qhca_ah_to_wqe(const struct qhca_ah *ah, struct qhca_sq_wqe_ud *wqe);
+
 int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		   struct ib_udata *udata);
 int qhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -379,6 +443,19 @@ int qhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init_attr);
 int qhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void qhca_qp_event(struct qhca_dev *dev, u32 qpn, u8 type);
+
+/* qhca_srq.c: shared receive queues. */
+int qhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
+		    struct ib_udata *udata);
+int qhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int qhca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int qhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int qhca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+void qhca_srq_retire(struct qhca_srq *srq, u16 wqe_idx);
+void qhca_srq_retire_orphan(struct qhca_dev *dev, u16 srqn, u16 wqe_idx);
+void qhca_srq_event(struct qhca_dev *dev, u32 srqn, u8 type);
 
 /* qhca_wr.c: kernel consumers' work requests. */
 int qhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

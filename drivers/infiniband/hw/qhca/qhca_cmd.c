@@ -135,3 +135,31 @@ int qhca_cmd_query_counters(struct qhca_dev *dev,
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_QUERY_COUNTERS, NULL, 0,
 			       counters, sizeof(*counters), NULL);
 }
+
+int qhca_cmd_create_srq(struct qhca_dev *dev,
+			const struct qhca_cmd_create_srq *cmd, u32 *srqn)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_CREATE_SRQ, cmd, sizeof(*cmd),
+			       NULL, 0, srqn);
+}
+
+int qhca_cmd_modify_srq(struct qhca_dev *dev,
+			const struct qhca_cmd_modify_srq *cmd)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_MODIFY_SRQ, cmd, sizeof(*cmd),
+			       NULL, 0, NULL);
+}
+
+int qhca_cmd_query_srq(struct qhca_dev *dev, u32 srqn,
+		       struct qhca_srq_attr *attr)
+{
+	struct qhca_cmd_handle cmd = { .handle = cpu_to_le32(srqn) };
+
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_QUERY_SRQ, &cmd, sizeof(cmd),
+			       attr, sizeof(*attr), NULL);
+}
+
+int qhca_cmd_destroy_srq(struct qhca_dev *dev, u32 srqn)
+{
+	return qhca_cmd_free(dev, QHCA_CMD_DESTROY_SRQ, srqn);
+}

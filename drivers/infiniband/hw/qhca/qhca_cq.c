@@ -89,7 +89,11 @@ int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	size_t ring_size;
 	int err;
 
-	if (attr->flags)
+	/* Every CQE has its timestamp: a CQ may ask for them if they exist. */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION ||
+	    (attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION &&
+	     !(le32_to_cpu(dev->attr.device_cap_flags) &
+	       QHCA_DEV_CAP_CQE_TIMESTAMP)))
 		return -EOPNOTSUPP;
 	if (!attr->cqe || attr->cqe > max_cqe ||
 	    attr->comp_vector >= dev->num_ceqs)
@@ -311,13 +315,23 @@ static bool qhca_cqe_to_wc(struct qhca_dev *dev, struct qhca_cq *cq,
 	if (!qp || !qp->kernel || (qp->ibqp.send_cq != &cq->ibcq &&
 				   qp->ibqp.recv_cq != &cq->ibcq)) {
 		xa_unlock(&dev->qps);
+		/* The slot of a gone QP's receive still belongs to its SRQ. */
+		if (!qp && cqe->srqn && (cqe->opcode & QHCA_WC_RECV))
+			qhca_srq_retire_orphan(dev, le16_to_cpu(cqe->srqn),
+					       le16_to_cpu(cqe->wqe_idx));
 		dev_dbg_ratelimited(&dev->pdev->dev,
 				    "CQ %u: dropping a CQE of QP %u\n",
 				    cq->cqn, qpn);
 		return false;
 	}
 	recv = qhca_cqe_is_recv(cq, qp, cqe);
-	qhca_wq_retire(recv ? &qp->rq : &qp->sq, le16_to_cpu(cqe->wqe_idx));
+	/* A receive of a QP on an SRQ names the SRQ's slot. */
+	if (recv && qp->ibqp.srq)
+		qhca_srq_retire(to_qsrq(qp->ibqp.srq),
+				le16_to_cpu(cqe->wqe_idx));
+	else
+		qhca_wq_retire(recv ? &qp->rq : &qp->sq,
+			       le16_to_cpu(cqe->wqe_idx));
 	xa_unlock(&dev->qps);
 
 	memset(wc, 0, sizeof(*wc));
@@ -336,6 +350,13 @@ static bool qhca_cqe_to_wc(struct qhca_dev *dev, struct qhca_cq *cq,
 	if (recv) {
 		wc->src_qp = le32_to_cpu(cqe->src_qp);
 		wc->slid = le16_to_cpu(cqe->slid);
+	}
+	if (recv && qp->ibqp.qp_type == IB_QPT_UD) {
+		wc->sl = cqe->sl;
+		wc->pkey_index = le16_to_cpu(cqe->pkey_index);
+		wc->dlid_path_bits = cqe->dlid_path_bits;
+		if (cqe->flags & QHCA_CQE_F_GRH)
+			wc->wc_flags |= IB_WC_GRH;
 	}
 	wc->port_num = 1;
 	return true;

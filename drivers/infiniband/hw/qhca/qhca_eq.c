@@ -19,7 +19,10 @@
 				 BIT(QHCA_EVENT_CQ_ERROR) | \
 				 BIT(QHCA_EVENT_QP_FATAL) | \
 				 BIT(QHCA_EVENT_QP_REQ_ERR) | \
-				 BIT(QHCA_EVENT_QP_ACCESS_ERR))
+				 BIT(QHCA_EVENT_QP_ACCESS_ERR) | \
+				 BIT(QHCA_EVENT_QP_LAST_WQE) | \
+				 BIT(QHCA_EVENT_SRQ_LIMIT) | \
+				 BIT(QHCA_EVENT_SRQ_ERR))
 #define QHCA_COMP_EQ_EVENTS	BIT(QHCA_EVENT_COMPLETION)
 
 /* Room for a few port events beside the per-object ones. */
@@ -72,7 +75,12 @@ static void qhca_eq_dispatch(struct qhca_dev *dev, u8 type, u32 data)
 	case QHCA_EVENT_QP_FATAL:
 	case QHCA_EVENT_QP_REQ_ERR:
 	case QHCA_EVENT_QP_ACCESS_ERR:
+	case QHCA_EVENT_QP_LAST_WQE:
 		qhca_qp_event(dev, data, type);
+		break;
+	case QHCA_EVENT_SRQ_LIMIT:
+	case QHCA_EVENT_SRQ_ERR:
+		qhca_srq_event(dev, data, type);
 		break;
 	default:
 		dev_warn_ratelimited(&dev->pdev->dev,
@@ -219,6 +227,7 @@ int qhca_eqs_create(struct qhca_dev *dev, u32 num_ceqs)
 {
 	u32 max_cq = le32_to_cpu(dev->attr.max_cq);
 	u32 max_qp = le32_to_cpu(dev->attr.max_qp);
+	u32 max_srq = le32_to_cpu(dev->attr.max_srq);
 	u32 async_log2, comp_log2, i;
 	int err;
 
@@ -228,12 +237,15 @@ int qhca_eqs_create(struct qhca_dev *dev, u32 num_ceqs)
 	dev->num_ceqs = num_ceqs;
 
 	/*
-	 * Each CQ and each QP reports at most one error before it is reset;
+	 * Each CQ and each QP reports at most one error before it is reset,
+	 * a QP on an SRQ also its last WQE, an SRQ one limit and one error;
 	 * an armed CQ has at most one completion event in flight, and one
 	 * more once re-armed before the EQ doorbell moved.  Sized for that,
 	 * the device never has to drop an event.
 	 */
-	async_log2 = qhca_eq_depth_log2(dev, min_t(u64, (u64)max_cq + max_qp +
+	async_log2 = qhca_eq_depth_log2(dev, min_t(u64, (u64)max_cq +
+						   2ULL * max_qp +
+						   2ULL * max_srq +
 						   QHCA_ASYNC_EQ_SLACK, U32_MAX));
 	comp_log2 = qhca_eq_depth_log2(dev, min_t(u64, 2ULL * max_cq, U32_MAX));
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * qhca queue pairs: RC only.  The SQ and the RQ are DMA-coherent rings
- * that user space maps and fills itself; kernel QPs are filled by
+ * qhca queue pairs: RC, UC and UD.  The SQ and the RQ are DMA-coherent
+ * rings that user space maps and fills itself; kernel QPs are filled by
  * qhca_wr.c.  State changes are checked here as ib_core defines them and
  * again by the device, which also moves a QP to ERR on its own.
  */
@@ -18,6 +18,8 @@
 static_assert((int)QHCA_QPS_RESET == (int)IB_QPS_RESET);
 static_assert((int)QHCA_QPS_ERR == (int)IB_QPS_ERR);
 static_assert((int)QHCA_QPT_RC == (int)IB_QPT_RC);
+static_assert((int)QHCA_QPT_UC == (int)IB_QPT_UC);
+static_assert((int)QHCA_QPT_UD == (int)IB_QPT_UD);
 
 /*
  * Producer indices are free-running 16-bit values in the doorbell: a ring
@@ -38,7 +40,14 @@ static_assert((int)QHCA_QPT_RC == (int)IB_QPT_RC);
 	 IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_AV | IB_QP_PATH_MTU | \
 	 IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_RQ_PSN | \
 	 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | \
-	 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN)
+	 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN | IB_QP_QKEY)
+
+/*
+ * Q_Keys with the high bit set are the privileged ones of the IBA (vol. 1,
+ * 10.2.4): only the kernel may give one to a QP.  A send WR's remote_qkey
+ * with the bit set means "the QP's own Q_Key" instead.
+ */
+#define QHCA_QKEY_PRIVILEGED	0x80000000U
 
 /* The access rights a QP grants remote requests. */
 #define QHCA_QP_ACCESS_REMOTE	(QHCA_ACCESS_REMOTE_WRITE | \
@@ -60,7 +69,7 @@ static int qhca_wq_depth_log2(u32 wr, u32 max_wr)
  * the strides leave room for more SGEs or inline data than asked for.
  */
 static int qhca_qp_size(struct qhca_dev *dev, struct qhca_qp *qp,
-			struct ib_qp_cap *cap)
+			struct ib_qp_cap *cap, bool srq)
 {
 	u32 max_wr = le32_to_cpu(dev->attr.max_qp_wr);
 	u32 max_sge = le32_to_cpu(dev->attr.max_sge);
@@ -68,6 +77,11 @@ static int qhca_qp_size(struct qhca_dev *dev, struct qhca_qp *qp,
 	u32 sq_stride, rq_stride;
 	int sq_log2, rq_log2;
 
+	/* Receives come from the SRQ: the QP has no RQ of its own. */
+	if (srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
 	if (cap->max_send_wr > max_wr || cap->max_recv_wr > max_wr ||
 	    cap->max_send_sge > max_sge || cap->max_recv_sge > max_sge ||
 	    cap->max_inline_data > max_inline)
@@ -96,11 +110,13 @@ static int qhca_qp_size(struct qhca_dev *dev, struct qhca_qp *qp,
 			       sizeof(struct qhca_sge));
 	qp->max_inline = min_t(u32, max_inline,
 			       sq_stride - sizeof(struct qhca_sq_wqe));
-	qp->rq.depth = BIT(rq_log2);
-	qp->rq.stride_log2 = ilog2(rq_stride);
-	qp->rq.max_sge = min_t(u32, max_sge, (rq_stride -
-			       sizeof(struct qhca_rq_wqe)) /
-			       sizeof(struct qhca_sge));
+	if (!srq) {
+		qp->rq.depth = BIT(rq_log2);
+		qp->rq.stride_log2 = ilog2(rq_stride);
+		qp->rq.max_sge = min_t(u32, max_sge, (rq_stride -
+				       sizeof(struct qhca_rq_wqe)) /
+				       sizeof(struct qhca_sge));
+	}
 
 	cap->max_send_wr = qp->sq.depth;
 	cap->max_recv_wr = qp->rq.depth;
@@ -164,9 +180,13 @@ static int qhca_qp_user_resp(struct qhca_dev *dev, struct qhca_qp *qp,
 	err = qhca_wq_mmap(dev, &uctx->ibucontext, &qp->sq, &sq_key);
 	if (err)
 		return err;
-	err = qhca_wq_mmap(dev, &uctx->ibucontext, &qp->rq, &rq_key);
-	if (err)
-		return err;
+	if (qp->rq.depth) {
+		err = qhca_wq_mmap(dev, &uctx->ibucontext, &qp->rq, &rq_key);
+		if (err)
+			return err;
+	} else {
+		rq_key = 0;		/* on an SRQ: nothing to map */
+	}
 
 	resp.sq_mmap_key = sq_key;
 	resp.rq_mmap_key = rq_key;
@@ -187,10 +207,10 @@ static int qhca_qp_user_resp(struct qhca_dev *dev, struct qhca_qp *qp,
 static int qhca_qp_check_init_attr(struct ib_qp_init_attr *init_attr,
 				   struct ib_udata *udata)
 {
-	if (init_attr->qp_type != IB_QPT_RC)
+	if (init_attr->qp_type != IB_QPT_RC && init_attr->qp_type != IB_QPT_UC &&
+	    init_attr->qp_type != IB_QPT_UD)
 		return -EOPNOTSUPP;
-	if (init_attr->srq || init_attr->create_flags ||
-	    init_attr->rwq_ind_tbl)
+	if (init_attr->create_flags || init_attr->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	if (!init_attr->send_cq || !init_attr->recv_cq)
 		return -EINVAL;
@@ -225,7 +245,7 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	err = qhca_qp_check_init_attr(init_attr, udata);
 	if (err)
 		return err;
-	err = qhca_qp_size(dev, qp, &init_attr->cap);
+	err = qhca_qp_size(dev, qp, &init_attr->cap, init_attr->srq);
 	if (err)
 		return err;
 
@@ -238,7 +258,7 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	err = qhca_wq_alloc(dev, &qp->sq);
 	if (err)
 		return err;
-	err = qhca_wq_alloc(dev, &qp->rq);
+	err = init_attr->srq ? 0 : qhca_wq_alloc(dev, &qp->rq);
 	if (err) {
 		qhca_dma_buf_free(dev, &qp->sq.buf);
 		return err;
@@ -260,16 +280,21 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	}
 
 	cmd.sq_addr = cpu_to_le64(qp->sq.buf.dma);
-	cmd.rq_addr = cpu_to_le64(qp->rq.buf.dma);
+	cmd.rq_addr = cpu_to_le64(qp->rq.depth ? qp->rq.buf.dma : 0);
 	cmd.pdn = cpu_to_le32(to_qpd(ibqp->pd)->pdn);
 	cmd.send_cqn = cpu_to_le16(to_qcq(init_attr->send_cq)->cqn);
 	cmd.recv_cqn = cpu_to_le16(to_qcq(init_attr->recv_cq)->cqn);
-	cmd.type = QHCA_QPT_RC;
+	cmd.type = init_attr->qp_type;
 	cmd.flags = qp->sq_sig_all ? QHCA_QP_F_SQ_SIG_ALL : 0;
 	cmd.sq_depth_log2 = ilog2(qp->sq.depth);
 	cmd.sq_stride_log2 = qp->sq.stride_log2;
-	cmd.rq_depth_log2 = ilog2(qp->rq.depth);
-	cmd.rq_stride_log2 = qp->rq.stride_log2;
+	if (init_attr->srq) {
+		cmd.flags |= QHCA_QP_F_SRQ;
+		cmd.srqn = cpu_to_le16(to_qsrq(init_attr->srq)->srqn);
+	} else {
+		cmd.rq_depth_log2 = ilog2(qp->rq.depth);
+		cmd.rq_stride_log2 = qp->rq.stride_log2;
+	}
 	err = qhca_cmd_create_qp(dev, &cmd, &qpn);
 	if (err)
 		goto err_release;
@@ -387,6 +412,12 @@ static int qhca_qp_attr_to_cmd(struct qhca_dev *dev, struct qhca_qp *qp,
 		cmd->path_mtu = mtu;
 		hw_mask |= QHCA_QP_ATTR_PATH;
 	}
+	if (mask & IB_QP_QKEY) {
+		if (!qp->kernel && (attr->qkey & QHCA_QKEY_PRIVILEGED))
+			return -EINVAL;
+		cmd->qkey = cpu_to_le32(attr->qkey);
+		hw_mask |= QHCA_QP_ATTR_QKEY;
+	}
 	if (mask & IB_QP_DEST_QPN) {
 		if (attr->dest_qp_num > QHCA_QPN_MAX)
 			return -EINVAL;
@@ -481,7 +512,7 @@ int qhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	mutex_lock(&qp->state_lock);
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
 	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	if (!ib_modify_qp_is_ok(cur, new, IB_QPT_RC, mask)) {
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
 		err = -EINVAL;
 		goto out_unlock;
 	}
@@ -552,9 +583,10 @@ int qhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->min_rnr_timer = a.min_rnr_timer;
 	attr->max_rd_atomic = a.max_rd_atomic;
 	attr->max_dest_rd_atomic = a.max_dest_rd_atomic;
+	attr->qkey = le32_to_cpu(a.qkey);
 
 	memset(init_attr, 0, sizeof(*init_attr));
-	init_attr->qp_type = IB_QPT_RC;
+	init_attr->qp_type = ibqp->qp_type;
 	init_attr->send_cq = ibqp->send_cq;
 	init_attr->recv_cq = ibqp->recv_cq;
 	init_attr->cap = attr->cap;
@@ -581,6 +613,9 @@ void qhca_qp_event(struct qhca_dev *dev, u32 qpn, u8 type)
 		break;
 	case QHCA_EVENT_QP_ACCESS_ERR:
 		event.event = IB_EVENT_QP_ACCESS_ERR;
+		break;
+	case QHCA_EVENT_QP_LAST_WQE:
+		event.event = IB_EVENT_QP_LAST_WQE_REACHED;
 		break;
 	case QHCA_EVENT_QP_FATAL:
 	default:

@@ -15,6 +15,7 @@ enum qhca_hw_object {
 	QHCA_OBJ_CQS,
 	QHCA_OBJ_QPS,
 	QHCA_OBJ_MRS,
+	QHCA_OBJ_SRQS,
 };
 
 static ssize_t qhca_hw_object_show(struct device *device, char *buf,
@@ -45,6 +46,9 @@ static ssize_t qhca_hw_object_show(struct device *device, char *buf,
 		break;
 	case QHCA_OBJ_QPS:
 		count = stats.qps;
+		break;
+	case QHCA_OBJ_SRQS:
+		count = stats.srqs;
 		break;
 	case QHCA_OBJ_MRS:
 	default:
@@ -96,6 +100,13 @@ static ssize_t mrs_show(struct device *device, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(mrs);
 
+static ssize_t srqs_show(struct device *device, struct device_attribute *attr,
+			 char *buf)
+{
+	return qhca_hw_object_show(device, buf, QHCA_OBJ_SRQS);
+}
+static DEVICE_ATTR_RO(srqs);
+
 static struct attribute *qhca_hw_objects_attrs[] = {
 	&dev_attr_uars.attr,
 	&dev_attr_pds.attr,
@@ -103,6 +114,7 @@ static struct attribute *qhca_hw_objects_attrs[] = {
 	&dev_attr_cqs.attr,
 	&dev_attr_qps.attr,
 	&dev_attr_mrs.attr,
+	&dev_attr_srqs.attr,
 	NULL,
 };
 

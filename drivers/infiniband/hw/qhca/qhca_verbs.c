@@ -61,10 +61,30 @@ static int qhca_query_device(struct ib_device *ibdev,
 	props->local_ca_ack_delay = a->local_ca_ack_delay;
 	props->atomic_cap = a->atomic_cap <= IB_ATOMIC_GLOB ?
 			    a->atomic_cap : IB_ATOMIC_NONE;
+	if (caps & QHCA_DEV_CAP_UD) {
+		/*
+		 * One port: an AH for any other is refused when it is made,
+		 * so a UD send never leaves by a port that is not its QP's.
+		 */
+		props->device_cap_flags |= IB_DEVICE_UD_AV_PORT_ENFORCE;
+		/* The group limits are fixed by the interface (1.2). */
+		props->max_mcast_grp = QHCA_MAX_MCAST_GROUPS;
+		props->max_mcast_qp_attach = QHCA_MAX_MCAST_QP_ATTACH;
+		props->max_total_mcast_qp_attach = QHCA_MAX_MCAST_GROUPS *
+						   QHCA_MAX_MCAST_QP_ATTACH;
+	}
 	if (caps & QHCA_DEV_CAP_RC_RNR_NAK_GEN)
 		props->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
 	if (caps & QHCA_DEV_CAP_PORT_ACTIVE_EVENT)
 		props->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT;
+	/*
+	 * CQEs carry a 64-bit count of the device clock, whose rate in kHz
+	 * the device reports; all 64 bits are valid.
+	 */
+	if (caps & QHCA_DEV_CAP_CQE_TIMESTAMP && a->hca_core_clock) {
+		props->hca_core_clock = le32_to_cpu(a->hca_core_clock);
+		props->timestamp_mask = U64_MAX;
+	}
 	return 0;
 }
 
@@ -281,13 +301,19 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.alloc_hw_port_stats = qhca_alloc_hw_port_stats,
 	.alloc_pd = qhca_alloc_pd,
 	.alloc_ucontext = qhca_alloc_ucontext,
+	.attach_mcast = qhca_attach_mcast,
+	.create_ah = qhca_create_ah,
 	.create_cq = qhca_create_cq,
 	.create_qp = qhca_create_qp,
+	.create_srq = qhca_create_srq,
 	.dealloc_pd = qhca_dealloc_pd,
 	.dealloc_ucontext = qhca_dealloc_ucontext,
 	.dereg_mr = qhca_dereg_mr,
+	.destroy_ah = qhca_destroy_ah,
+	.detach_mcast = qhca_detach_mcast,
 	.destroy_cq = qhca_destroy_cq,
 	.destroy_qp = qhca_destroy_qp,
+	.destroy_srq = qhca_destroy_srq,
 	.disassociate_ucontext = qhca_disassociate_ucontext,
 	.get_dev_fw_str = qhca_get_dev_fw_str,
 	.get_dma_mr = qhca_get_dma_mr,
@@ -297,20 +323,25 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.mmap = qhca_mmap,
 	.mmap_free = qhca_mmap_free,
 	.modify_qp = qhca_modify_qp,
+	.modify_srq = qhca_modify_srq,
 	.poll_cq = qhca_poll_cq,
 	.post_recv = qhca_post_recv,
 	.post_send = qhca_post_send,
+	.post_srq_recv = qhca_post_srq_recv,
 	.query_device = qhca_query_device,
 	.query_gid = qhca_query_gid,
 	.query_pkey = qhca_query_pkey,
 	.query_port = qhca_query_port,
 	.query_qp = qhca_query_qp,
+	.query_srq = qhca_query_srq,
 	.reg_user_mr = qhca_reg_user_mr,
 	.req_notify_cq = qhca_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, qhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, qhca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, qhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, qhca_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, qhca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, qhca_ucontext, ibucontext),
 };
 

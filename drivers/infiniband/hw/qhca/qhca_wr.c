@@ -104,10 +104,29 @@ static void qhca_wqe_sges(struct qhca_sge *dst, const struct ib_sge *src,
 	}
 }
 
+/* UD: the address vector of the AH and the destination QP and Q_Key. */
+static int qhca_wqe_ud_av(const struct ib_send_wr *wr,
+			  struct qhca_sq_wqe *wqe)
+{
+	struct qhca_sq_wqe_ud *ud = (struct qhca_sq_wqe_ud *)wqe;
+	const struct ib_ud_wr *uwr = ud_wr(wr);
+
+	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
+		return -EINVAL;
+	if (!uwr->ah || uwr->remote_qpn & ~QHCA_UD_QPN_MASK)
+		return -EINVAL;
+	qhca_ah_to_wqe(to_qah(uwr->ah), ud);
+	ud->dest_qpn = cpu_to_le32(uwr->remote_qpn);
+	/* The high bit asks the device for the QP's own Q_Key. */
+	ud->qkey = cpu_to_le32(uwr->remote_qkey);
+	return 0;
+}
+
 static int qhca_build_send_wqe(struct qhca_qp *qp, const struct ib_send_wr *wr,
 			       struct qhca_sq_wqe *wqe)
 {
 	int opcode = qhca_wr_opcode(wr->opcode);
+	int err;
 
 	if (opcode < 0 || (wr->send_flags & ~QHCA_SEND_FLAGS) ||
 	    wr->num_sge < 0)
@@ -149,6 +168,13 @@ static int qhca_build_send_wqe(struct qhca_qp *qp, const struct ib_send_wr *wr,
 		break;
 	default:
 		break;
+	}
+
+	static_assert(sizeof(struct qhca_sq_wqe_ud) == sizeof(*wqe));
+	if (qp->ibqp.qp_type == IB_QPT_UD) {
+		err = qhca_wqe_ud_av(wr, wqe);
+		if (err)
+			return err;
 	}
 
 	if (wr->send_flags & IB_SEND_INLINE) {
@@ -216,7 +242,9 @@ int qhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	u32 posted = 0;
 	int err = 0;
 
-	if (!qp->kernel || READ_ONCE(qp->state) == IB_QPS_RESET) {
+	/* A QP on an SRQ has no RQ: receives go to the SRQ. */
+	if (!qp->kernel || READ_ONCE(qp->state) == IB_QPS_RESET ||
+	    qp->ibqp.srq) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
