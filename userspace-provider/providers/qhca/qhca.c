@@ -13,6 +13,7 @@
 
 #include "qhca.h"
 #include "qhca_abi.h"
+#include "qhca_ah.h"
 #include "qhca_db.h"
 #include "qhca_hw.h"
 #include "qhca_verbs.h"
@@ -21,20 +22,31 @@ static void qhca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops qhca_ctx_ops = {
 	.alloc_pd = qhca_alloc_pd,
+	.attach_mcast = qhca_attach_mcast,
+	.create_ah = qhca_create_ah,
 	.create_cq = qhca_create_cq,
+	.create_cq_ex = qhca_create_cq_ex,
 	.create_qp = qhca_create_qp,
+	.create_qp_ex = qhca_create_qp_ex,
+	.create_srq = qhca_create_srq,
 	.dealloc_pd = qhca_dealloc_pd,
 	.dereg_mr = qhca_dereg_mr,
+	.destroy_ah = qhca_destroy_ah,
+	.detach_mcast = qhca_detach_mcast,
 	.destroy_cq = qhca_destroy_cq,
 	.destroy_qp = qhca_destroy_qp,
+	.destroy_srq = qhca_destroy_srq,
 	.free_context = qhca_free_context,
 	.modify_qp = qhca_modify_qp,
+	.modify_srq = qhca_modify_srq,
 	.poll_cq = qhca_poll_cq,
 	.post_recv = qhca_post_recv,
 	.post_send = qhca_post_send,
+	.post_srq_recv = qhca_post_srq_recv,
 	.query_device_ex = qhca_query_device_ex,
 	.query_port = qhca_query_port,
 	.query_qp = qhca_query_qp,
+	.query_srq = qhca_query_srq,
 	.reg_mr = qhca_reg_mr,
 	.req_notify_cq = qhca_req_notify_cq,
 };

@@ -46,7 +46,11 @@ struct qhca_pd {
  * device knows which slots it may write again.
  */
 struct qhca_cq {
-	struct ibv_cq ibv_cq;
+	/* ibv_create_cq_ex() hands out the ibv_cq_ex of the verbs_cq. */
+	union {
+		struct ibv_cq ibv_cq;
+		struct verbs_cq verbs_cq;
+	};
 	pthread_spinlock_t lock;	/* pollers; everything below */
 	void *map;			/* ring and record, one mapping */
 	size_t map_size;
@@ -62,6 +66,8 @@ struct qhca_cq {
 	 */
 	struct list_head qps;
 	struct qhca_qp *last_qp;	/* the one the last CQE was for */
+	/* ibv_start_poll() .. ibv_end_poll(): the CQE being read, or NULL. */
+	struct qhca_cqe *cur_cqe;
 };
 
 /*
@@ -91,14 +97,34 @@ struct qhca_cq_link {
 	struct qhca_qp *qp;
 };
 
+struct qhca_srq;
+
+/*
+ * ibv_wr_start() .. ibv_wr_complete(): the WQEs built so far, from the
+ * producer index at the start to pi, and the first error, which fails the
+ * whole batch.
+ */
+struct qhca_wr_batch {
+	uint32_t start;
+	uint32_t pi;
+	void *cur;			/* the WQE the ibv_wr_set_* calls fill */
+	int err;
+};
+
 struct qhca_qp {
-	struct ibv_qp ibv_qp;
+	/* ibv_create_qp_ex() hands out the ibv_qp_ex of the verbs_qp. */
+	union {
+		struct ibv_qp ibv_qp;
+		struct verbs_qp verbs_qp;
+	};
 	struct qhca_wq sq;
-	struct qhca_wq rq;
+	struct qhca_wq rq;		/* empty on an SRQ */
+	struct qhca_srq *srq;		/* receives come from it, or NULL */
 	uint32_t max_inline_data;
 	bool sq_sig_all;
 	struct qhca_cq_link send_link;
 	struct qhca_cq_link recv_link;	/* unused when both CQs are one */
+	struct qhca_wr_batch wr;	/* ibv_wr_*: under sq.lock */
 };
 
 static inline struct qhca_context *to_qhca_ctx(struct ibv_context *ibctx)

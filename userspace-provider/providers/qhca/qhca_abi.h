@@ -16,7 +16,11 @@ DECLARE_DRV_CMD(qhca_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD, empty,
 		qhca_ibv_alloc_pd_resp);
 DECLARE_DRV_CMD(qhca_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		qhca_ibv_create_cq_req, qhca_ibv_create_cq_resp);
+DECLARE_DRV_CMD(qhca_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		qhca_ibv_create_cq_req, qhca_ibv_create_cq_resp);
 DECLARE_DRV_CMD(qhca_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		qhca_ibv_create_qp_req, qhca_ibv_create_qp_resp);
+DECLARE_DRV_CMD(qhca_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		qhca_ibv_create_srq_req, qhca_ibv_create_srq_resp);
 
 #endif /* QHCA_ABI_H */

@@ -17,11 +17,12 @@
 #include "qhca_abi.h"
 #include "qhca_cq.h"
 #include "qhca_db.h"
+#include "qhca_srq.h"
 #include "qhca_verbs.h"
 
 /* Check the layout the kernel reports before touching the mapping. */
 static int qhca_check_cq_resp(struct qhca_context *ctx,
-			      const struct qhca_create_cq_resp *resp)
+			      const struct qhca_ibv_create_cq_resp *resp)
 {
 	uint64_t ring_size = (uint64_t)resp->cqe_count * resp->cqe_size;
 
@@ -42,6 +43,38 @@ static int qhca_check_cq_resp(struct qhca_context *ctx,
 			  resp->dbrec_offset, resp->ring_mmap_size);
 		return EPROTO;
 	}
+	return 0;
+}
+
+/*
+ * Check the ring the kernel made for a new CQ and map it.  Shared with
+ * ibv_create_cq_ex() (qhca_cq_ex.c), whose command differs only in uverbs.
+ */
+int qhca_cq_map(struct qhca_context *ctx, struct qhca_cq *cq,
+		const struct qhca_ibv_create_cq_resp *resp)
+{
+	int err;
+
+	err = qhca_check_cq_resp(ctx, resp);
+	if (err)
+		return err;
+
+	cq->map = mmap(NULL, resp->ring_mmap_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, ctx->ibv_ctx.context.cmd_fd,
+		       resp->ring_mmap_key);
+	if (cq->map == MAP_FAILED) {
+		err = errno;
+		verbs_err(&ctx->ibv_ctx, "mapping CQ %u failed: %s\n",
+			  resp->cqn, strerror(err));
+		return err;
+	}
+	cq->map_size = resp->ring_mmap_size;
+	cq->ring = cq->map;
+	cq->dbrec = (__le32 *)((uint8_t *)cq->map + resp->dbrec_offset);
+	cq->cqn = resp->cqn;
+	cq->count = resp->cqe_count;
+
+	verbs_debug(&ctx->ibv_ctx, "CQ %u: %u CQEs\n", cq->cqn, cq->count);
 	return 0;
 }
 
@@ -74,25 +107,9 @@ struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
 		goto err_lock;
 	}
 
-	err = qhca_check_cq_resp(ctx, &resp);
+	err = qhca_cq_map(ctx, cq, &resp.drv_payload);
 	if (err)
 		goto err_destroy;
-
-	cq->map = mmap(NULL, resp.ring_mmap_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, ibctx->cmd_fd, resp.ring_mmap_key);
-	if (cq->map == MAP_FAILED) {
-		err = errno;
-		verbs_err(&ctx->ibv_ctx, "mapping CQ %u failed: %s\n",
-			  resp.cqn, strerror(err));
-		goto err_destroy;
-	}
-	cq->map_size = resp.ring_mmap_size;
-	cq->ring = cq->map;
-	cq->dbrec = (__le32 *)((uint8_t *)cq->map + resp.dbrec_offset);
-	cq->cqn = resp.cqn;
-	cq->count = resp.cqe_count;
-
-	verbs_debug(&ctx->ibv_ctx, "CQ %u: %u CQEs\n", cq->cqn, cq->count);
 	return &cq->ibv_cq;
 
 err_destroy:
@@ -193,7 +210,8 @@ void qhca_cq_attach_qp(struct qhca_qp *qp)
  * byte, as the slot it lands in already holds the right phase.  Called
  * with cq->lock held.
  */
-static void qhca_cq_clean_locked(struct qhca_cq *cq, uint32_t qpn)
+static void qhca_cq_clean_locked(struct qhca_cq *cq, uint32_t qpn,
+				 struct qhca_srq *srq)
 {
 	struct qhca_cqe *cqe, *dest;
 	uint32_t prod, nfreed = 0;
@@ -205,6 +223,9 @@ static void qhca_cq_clean_locked(struct qhca_cq *cq, uint32_t qpn)
 	while (prod != cq->ci) {
 		cqe = qhca_cq_entry(cq, --prod);
 		if (le32toh(cqe->qpn) == qpn) {
+			/* Its SRQ slot is free again: the SRQ outlives it. */
+			if (srq && cqe->srqn && cqe->opcode & QHCA_WC_RECV)
+				qhca_srq_complete(srq, le16toh(cqe->wqe_idx));
 			nfreed++;
 		} else if (nfreed) {
 			dest = qhca_cq_entry(cq, prod + nfreed);
@@ -224,9 +245,9 @@ void qhca_cq_clean_qp(struct qhca_qp *qp)
 	struct qhca_cq *rcq = to_qhca_cq(qp->ibv_qp.recv_cq);
 
 	qhca_lock_cqs(scq, rcq);
-	qhca_cq_clean_locked(scq, qp->ibv_qp.qp_num);
+	qhca_cq_clean_locked(scq, qp->ibv_qp.qp_num, qp->srq);
 	if (rcq != scq)
-		qhca_cq_clean_locked(rcq, qp->ibv_qp.qp_num);
+		qhca_cq_clean_locked(rcq, qp->ibv_qp.qp_num, qp->srq);
 	qhca_unlock_cqs(scq, rcq);
 }
 
@@ -237,12 +258,12 @@ void qhca_cq_detach_qp(struct qhca_qp *qp)
 	struct qhca_cq *rcq = to_qhca_cq(qp->ibv_qp.recv_cq);
 
 	qhca_lock_cqs(scq, rcq);
-	qhca_cq_clean_locked(scq, qp->ibv_qp.qp_num);
+	qhca_cq_clean_locked(scq, qp->ibv_qp.qp_num, qp->srq);
 	list_del(&qp->send_link.entry);
 	if (scq->last_qp == qp)
 		scq->last_qp = NULL;
 	if (rcq != scq) {
-		qhca_cq_clean_locked(rcq, qp->ibv_qp.qp_num);
+		qhca_cq_clean_locked(rcq, qp->ibv_qp.qp_num, qp->srq);
 		list_del(&qp->recv_link.entry);
 		if (rcq->last_qp == qp)
 			rcq->last_qp = NULL;

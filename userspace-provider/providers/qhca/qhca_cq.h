@@ -51,6 +51,13 @@ static inline void qhca_cq_update_ci(struct qhca_cq *cq)
 			      memory_order_relaxed);
 }
 
+/* qhca_poll.c: give the WQE slots a CQE completes back to their queue. */
+void qhca_cqe_free_wqes(struct qhca_cq *cq, const struct qhca_cqe *cqe);
+
+/* qhca_cq.c */
+struct qhca_ibv_create_cq_resp;
+int qhca_cq_map(struct qhca_context *ctx, struct qhca_cq *cq,
+		const struct qhca_ibv_create_cq_resp *resp);
 void qhca_cq_attach_qp(struct qhca_qp *qp);
 void qhca_cq_detach_qp(struct qhca_qp *qp);
 void qhca_cq_clean_qp(struct qhca_qp *qp);

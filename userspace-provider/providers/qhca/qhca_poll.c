@@ -10,6 +10,7 @@
 
 #include "qhca.h"
 #include "qhca_cq.h"
+#include "qhca_srq.h"
 #include "qhca_verbs.h"
 #include "qhca_wq.h"
 
@@ -34,7 +35,7 @@ static struct qhca_qp *qhca_cq_find_qp(struct qhca_cq *cq, uint32_t qpn)
  * its WQE and every earlier (unsignaled) one, a receive CQE its own.  The
  * opcode tells the queue; flushed receives also carry a receive opcode.
  */
-static void qhca_cqe_free_wqes(struct qhca_cq *cq, const struct qhca_cqe *cqe)
+void qhca_cqe_free_wqes(struct qhca_cq *cq, const struct qhca_cqe *cqe)
 {
 	uint32_t qpn = le32toh(cqe->qpn);
 	bool recv = cqe->opcode & QHCA_WC_RECV;
@@ -49,6 +50,16 @@ static void qhca_cqe_free_wqes(struct qhca_cq *cq, const struct qhca_cqe *cqe)
 		return;
 	}
 
+	/* A receive from an SRQ names the SRQ's slot, not one of the RQ. */
+	if (recv && cqe->srqn) {
+		if (!qp->srq || qp->srq->srqn != le16toh(cqe->srqn) ||
+		    !qhca_srq_complete(qp->srq, le16toh(cqe->wqe_idx)))
+			verbs_debug_datapath(verbs_get_ctx(cq->ibv_cq.context),
+					     "CQ %u: QP %u SRQ %u WQE %u is not outstanding\n",
+					     cq->cqn, qpn, le16toh(cqe->srqn),
+					     le16toh(cqe->wqe_idx));
+		return;
+	}
 	if (!qhca_wq_complete(recv ? &qp->rq : &qp->sq, le16toh(cqe->wqe_idx)))
 		verbs_debug_datapath(verbs_get_ctx(cq->ibv_cq.context),
 				     "CQ %u: QP %u %cQ WQE %u is not outstanding\n",
@@ -66,9 +77,10 @@ static void qhca_cqe_to_wc(const struct qhca_cqe *cqe, struct ibv_wc *wc)
 	wc->qp_num = le32toh(cqe->qpn);
 	wc->src_qp = le32toh(cqe->src_qp);
 	wc->slid = le16toh(cqe->slid);
-	wc->sl = 0;
-	wc->pkey_index = 0;
-	wc->dlid_path_bits = 0;
+	/* Zero but in UD receives; the device writes them so. */
+	wc->sl = cqe->sl;
+	wc->pkey_index = le16toh(cqe->pkey_index);
+	wc->dlid_path_bits = cqe->dlid_path_bits;
 	if (cqe->flags & QHCA_CQE_F_IMM) {
 		wc->wc_flags = IBV_WC_WITH_IMM;
 		wc->imm_data = cqe->imm_data;
@@ -76,6 +88,8 @@ static void qhca_cqe_to_wc(const struct qhca_cqe *cqe, struct ibv_wc *wc)
 		wc->wc_flags = 0;
 		wc->imm_data = 0;
 	}
+	if (cqe->flags & QHCA_CQE_F_GRH)
+		wc->wc_flags |= IBV_WC_GRH;
 }
 
 int qhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)

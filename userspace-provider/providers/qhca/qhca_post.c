@@ -13,126 +13,106 @@
 #include <string.h>
 
 #include "qhca.h"
+#include "qhca_ah.h"
 #include "qhca_db.h"
 #include "qhca_verbs.h"
 #include "qhca_wq.h"
-
-#define QHCA_SEND_FLAGS \
-	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
-	 IBV_SEND_INLINE)
-
-static void qhca_set_sge(struct qhca_sge *dst, const struct ibv_sge *src)
-{
-	dst->addr = htole64(src->addr);
-	dst->length = htole32(src->length);
-	dst->lkey = htole32(src->lkey);
-}
-
-static void qhca_set_rdma(struct qhca_sq_wqe *wqe,
-			  const struct ibv_send_wr *wr)
-{
-	wqe->remote_addr = htole64(wr->wr.rdma.remote_addr);
-	wqe->rkey = htole32(wr->wr.rdma.rkey);
-}
-
-/* compare_add is the value to add for FETCH_AND_ADD. */
-static void qhca_set_atomic(struct qhca_sq_wqe *wqe,
-			    const struct ibv_send_wr *wr)
-{
-	wqe->remote_addr = htole64(wr->wr.atomic.remote_addr);
-	wqe->rkey = htole32(wr->wr.atomic.rkey);
-	wqe->compare_add = htole64(wr->wr.atomic.compare_add);
-}
-
-/* Copy the bytes the SGEs describe into the WQE, after its header. */
-static int qhca_set_inline(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
-			   const struct ibv_send_wr *wr)
-{
-	uint8_t *data = (uint8_t *)(wqe + 1);
-	size_t len = 0;
-	int i;
-
-	for (i = 0; i < wr->num_sge; i++) {
-		const struct ibv_sge *sge = &wr->sg_list[i];
-
-		if (sge->length > qp->max_inline_data - len)
-			return EINVAL;
-		memcpy(data + len, (void *)(uintptr_t)sge->addr, sge->length);
-		len += sge->length;
-	}
-
-	wqe->flags |= QHCA_WQE_F_INLINE;
-	wqe->inline_len = htole32(len);
-	return 0;
-}
+#include "qhca_wqe.h"
 
 static int qhca_set_send_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
 			     const struct ibv_send_wr *wr)
 {
-	struct qhca_sge *sge = (struct qhca_sge *)(wqe + 1);
-	bool may_inline = false;
-	int i;
+	struct qhca_sge *sge = qhca_wqe_sges(wqe);
+	int err, i;
 
 	if (wr->send_flags & ~QHCA_SEND_FLAGS || wr->num_sge < 0)
 		return EINVAL;
 
-	/* The slot may hold an old WQE: reserved fields must read zero. */
-	memset(wqe, 0, sizeof(*wqe));
-	wqe->wr_id = htole64(wr->wr_id);
-
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
-		wqe->opcode = QHCA_WR_SEND;
-		may_inline = true;
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_SEND,
+			      wr->send_flags);
 		break;
 	case IBV_WR_SEND_WITH_IMM:
-		wqe->opcode = QHCA_WR_SEND_WITH_IMM;
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_SEND_WITH_IMM,
+			      wr->send_flags);
 		wqe->imm_data = wr->imm_data;
-		may_inline = true;
 		break;
 	case IBV_WR_RDMA_WRITE:
-		wqe->opcode = QHCA_WR_RDMA_WRITE;
-		qhca_set_rdma(wqe, wr);
-		may_inline = true;
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_RDMA_WRITE,
+			      wr->send_flags);
+		qhca_wqe_set_rdma(wqe, wr->wr.rdma.remote_addr,
+				  wr->wr.rdma.rkey);
 		break;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		wqe->opcode = QHCA_WR_RDMA_WRITE_WITH_IMM;
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_RDMA_WRITE_WITH_IMM,
+			      wr->send_flags);
 		wqe->imm_data = wr->imm_data;
-		qhca_set_rdma(wqe, wr);
-		may_inline = true;
+		qhca_wqe_set_rdma(wqe, wr->wr.rdma.remote_addr,
+				  wr->wr.rdma.rkey);
 		break;
 	case IBV_WR_RDMA_READ:
-		wqe->opcode = QHCA_WR_RDMA_READ;
-		qhca_set_rdma(wqe, wr);
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_RDMA_READ,
+			      wr->send_flags);
+		qhca_wqe_set_rdma(wqe, wr->wr.rdma.remote_addr,
+				  wr->wr.rdma.rkey);
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		wqe->opcode = QHCA_WR_ATOMIC_CMP_AND_SWP;
-		qhca_set_atomic(wqe, wr);
-		wqe->swap = htole64(wr->wr.atomic.swap);
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_ATOMIC_CMP_AND_SWP,
+			      wr->send_flags);
+		qhca_wqe_set_atomic(wqe, wr->wr.atomic.remote_addr,
+				    wr->wr.atomic.rkey,
+				    wr->wr.atomic.compare_add,
+				    wr->wr.atomic.swap);
 		break;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		wqe->opcode = QHCA_WR_ATOMIC_FETCH_AND_ADD;
-		qhca_set_atomic(wqe, wr);
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_ATOMIC_FETCH_AND_ADD,
+			      wr->send_flags);
+		qhca_wqe_set_atomic(wqe, wr->wr.atomic.remote_addr,
+				    wr->wr.atomic.rkey,
+				    wr->wr.atomic.compare_add, 0);
 		break;
 	default:
 		return EINVAL;
 	}
 
-	if (wr->send_flags & IBV_SEND_SIGNALED || qp->sq_sig_all)
-		wqe->flags |= QHCA_WQE_F_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		wqe->flags |= QHCA_WQE_F_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		wqe->flags |= QHCA_WQE_F_FENCE;
+	/*
+	 * UD: the address vector takes the place of the remote address and
+	 * atomic operands.  An opcode other than SEND(_WITH_IMM) still goes
+	 * to the device, which completes it with LOC_QP_OP_ERR.
+	 */
+	if (qp->ibv_qp.qp_type == IBV_QPT_UD) {
+		if (!wr->wr.ud.ah)
+			return EINVAL;
+		err = qhca_wqe_set_ud((struct qhca_sq_wqe_ud *)wqe,
+				      to_qhca_ah(wr->wr.ud.ah),
+				      wr->wr.ud.remote_qpn,
+				      wr->wr.ud.remote_qkey);
+		if (err)
+			return err;
+	}
 
-	/* Inline applies to the data we send; reads and atomics ignore it. */
-	if (wr->send_flags & IBV_SEND_INLINE && may_inline)
-		return qhca_set_inline(qp, wqe, wr);
+	/*
+	 * Inline applies to the data we send; reads and atomics ignore it.
+	 * The bytes the SGEs describe are copied into the WQE.
+	 */
+	if (wr->send_flags & IBV_SEND_INLINE && qhca_wqe_may_inline(wqe)) {
+		wqe->flags |= QHCA_WQE_F_INLINE;
+		for (i = 0; i < wr->num_sge; i++) {
+			err = qhca_wqe_add_inline(qp, wqe,
+						  (void *)(uintptr_t)wr->sg_list[i].addr,
+						  wr->sg_list[i].length);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
 
 	if ((uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
-		qhca_set_sge(&sge[i], &wr->sg_list[i]);
+		qhca_wqe_set_sge(&sge[i], wr->sg_list[i].addr,
+				 wr->sg_list[i].length, wr->sg_list[i].lkey);
 	wqe->num_sge = wr->num_sge;
 	return 0;
 }
@@ -197,6 +177,9 @@ int qhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	/* The device ignores the doorbells of a QP in RESET. */
 	if (ibqp->state == IBV_QPS_RESET)
 		err = EINVAL;
+	/* A QP on an SRQ has no RQ: receives are posted to the SRQ. */
+	if (qp->srq)
+		err = EINVAL;
 
 	for (; wr && !err; wr = wr->next) {
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
@@ -214,7 +197,9 @@ int qhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		wqe->num_sge = wr->num_sge;
 		sge = (struct qhca_sge *)(wqe + 1);
 		for (i = 0; i < wr->num_sge; i++)
-			qhca_set_sge(&sge[i], &wr->sg_list[i]);
+			qhca_wqe_set_sge(&sge[i], wr->sg_list[i].addr,
+					 wr->sg_list[i].length,
+					 wr->sg_list[i].lkey);
 		pi++;
 	}
 	if (err)

@@ -14,6 +14,7 @@
 #include "qhca.h"
 #include "qhca_abi.h"
 #include "qhca_cq.h"
+#include "qhca_srq.h"
 #include "qhca_verbs.h"
 #include "qhca_wq.h"
 
@@ -122,8 +123,9 @@ struct ibv_qp *qhca_create_qp(struct ibv_pd *ibpd,
 	struct qhca_qp *qp;
 	int err;
 
-	/* The device knows RC only; shared receive queues do not exist. */
-	if (attr->qp_type != IBV_QPT_RC || attr->srq) {
+	/* The device has RC, UC and UD QPs. */
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -170,6 +172,7 @@ struct ibv_qp *qhca_create_qp(struct ibv_pd *ibpd,
 	qp->rq.max_sge = resp.max_recv_sge;
 	qp->max_inline_data = resp.max_inline_data;
 	qp->sq_sig_all = attr->sq_sig_all;
+	qp->srq = attr->srq ? to_qhca_srq(attr->srq) : NULL;
 	qhca_qp_caps(qp, &attr->cap);
 
 	qhca_cq_attach_qp(qp);

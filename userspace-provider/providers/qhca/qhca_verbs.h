@@ -32,6 +32,10 @@ struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
 int qhca_destroy_cq(struct ibv_cq *ibcq);
 int qhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
+/* qhca_cq_ex.c */
+struct ibv_cq_ex *qhca_create_cq_ex(struct ibv_context *ibctx,
+				    struct ibv_cq_init_attr_ex *attr);
+
 /* qhca_poll.c */
 int qhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 
@@ -44,10 +48,24 @@ int qhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask, struct ibv_qp_init_attr *init_attr);
 int qhca_destroy_qp(struct ibv_qp *ibqp);
 
+/* qhca_qp_ex.c */
+struct ibv_qp *qhca_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr);
+
 /* qhca_post.c */
 int qhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int qhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+
+/* qhca_srq.c */
+struct ibv_srq *qhca_create_srq(struct ibv_pd *ibpd,
+				struct ibv_srq_init_attr *attr);
+int qhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int attr_mask);
+int qhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int qhca_destroy_srq(struct ibv_srq *ibsrq);
+int qhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
 
 #endif /* QHCA_VERBS_H */

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libqhca: extended queue pairs, ibv_create_qp_ex(), and the ibv_wr_* way
+ * of posting sends.
+ *
+ * ibv_wr_start() takes the SQ's lock; each ibv_wr_<opcode>() starts a WQE
+ * in the next free slot, with the WQE builders ibv_post_send() uses
+ * (qhca_wqe.h), and the ibv_wr_set_*() calls complete it.  Nothing reaches
+ * the device until ibv_wr_complete(), which rings the doorbell once for
+ * the whole batch.  The first error fails the batch: ibv_wr_complete()
+ * returns it and posts nothing, as does ibv_wr_abort().
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "qhca.h"
+#include "qhca_ah.h"
+#include "qhca_db.h"
+#include "qhca_verbs.h"
+#include "qhca_wq.h"
+#include "qhca_wqe.h"
+
+#define QHCA_UD_SEND_OPS \
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define QHCA_UC_SEND_OPS \
+	(QHCA_UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
+	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define QHCA_RC_SEND_OPS \
+	(QHCA_UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ | \
+	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+
+static inline struct qhca_qp *qhca_qp_of_ex(struct ibv_qp_ex *ibqp)
+{
+	return to_qhca_qp(&ibqp->qp_base);
+}
+
+static void qhca_wr_fail(struct qhca_qp *qp, int err)
+{
+	if (!qp->wr.err)
+		qp->wr.err = err;
+	qp->wr.cur = NULL;
+}
+
+static void qhca_wr_start(struct ibv_qp_ex *ibqp)
+{
+	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
+	enum ibv_qp_state state = ibqp->qp_base.state;
+
+	pthread_spin_lock(&qp->sq.lock);
+	qp->wr.start = atomic_load_explicit(&qp->sq.pi, memory_order_relaxed);
+	qp->wr.pi = qp->wr.start;
+	qp->wr.cur = NULL;
+	qp->wr.err = 0;
+	/* As for ibv_post_send(): sends before RTS are an error. */
+	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT ||
+	    state == IBV_QPS_RTR)
+		qp->wr.err = EINVAL;
+}
+
+/* Start a WQE in the next slot; NULL once the batch has failed. */
+static struct qhca_sq_wqe *qhca_wr_new(struct ibv_qp_ex *ibqp, uint8_t opcode)
+{
+	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
+	struct qhca_sq_wqe *wqe;
+
+	if (qp->wr.err)
+		return NULL;
+	if (ibqp->wr_flags & ~QHCA_SEND_FLAGS) {
+		qhca_wr_fail(qp, EINVAL);
+		return NULL;
+	}
+	if (qhca_wq_full(&qp->sq, qp->wr.pi)) {
+		qhca_wr_fail(qp, ENOMEM);
+		return NULL;
+	}
+
+	wqe = qhca_wq_slot(&qp->sq, qp->wr.pi++);
+	qhca_wqe_init(qp, wqe, ibqp->wr_id, opcode, ibqp->wr_flags);
+	qp->wr.cur = wqe;
+	return wqe;
+}
+
+static void qhca_wr_send(struct ibv_qp_ex *ibqp)
+{
+	qhca_wr_new(ibqp, QHCA_WR_SEND);
+}
+
+static void qhca_wr_send_imm(struct ibv_qp_ex *ibqp, __be32 imm_data)
+{
+	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_SEND_WITH_IMM);
+
+	if (wqe)
+		wqe->imm_data = imm_data;
+}
+
+static void qhca_wr_rdma_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			       uint64_t remote_addr)
+{
+	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_RDMA_WRITE);
+
+	if (wqe)
+		qhca_wqe_set_rdma(wqe, remote_addr, rkey);
+}
+
+static void qhca_wr_rdma_write_imm(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				   uint64_t remote_addr, __be32 imm_data)
+{
+	struct qhca_sq_wqe *wqe;
+
+	wqe = qhca_wr_new(ibqp, QHCA_WR_RDMA_WRITE_WITH_IMM);
+	if (wqe) {
+		qhca_wqe_set_rdma(wqe, remote_addr, rkey);
+		wqe->imm_data = imm_data;
+	}
+}
+
+static void qhca_wr_rdma_read(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			      uint64_t remote_addr)
+{
+	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_RDMA_READ);
+
+	if (wqe)
+		qhca_wqe_set_rdma(wqe, remote_addr, rkey);
+}
+
+static void qhca_wr_atomic_cmp_swp(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				   uint64_t remote_addr, uint64_t compare,
+				   uint64_t swap)
+{
+	struct qhca_sq_wqe *wqe;
+
+	wqe = qhca_wr_new(ibqp, QHCA_WR_ATOMIC_CMP_AND_SWP);
+	if (wqe)
+		qhca_wqe_set_atomic(wqe, remote_addr, rkey, compare, swap);
+}
+
+static void qhca_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				     uint64_t remote_addr, uint64_t add)
+{
+	struct qhca_sq_wqe *wqe;
+
+	wqe = qhca_wr_new(ibqp, QHCA_WR_ATOMIC_FETCH_AND_ADD);
+	if (wqe)
+		qhca_wqe_set_atomic(wqe, remote_addr, rkey, add, 0);
+}
+
+/* The WQE the ibv_wr_set_*() call completes; NULL after an error. */
+static struct qhca_sq_wqe *qhca_wr_cur(struct qhca_qp *qp)
+{
+	if (qp->wr.err)
+		return NULL;
+	/* A setter before any opcode has nothing to set. */
+	if (!qp->wr.cur) {
+		qhca_wr_fail(qp, EINVAL);
+		return NULL;
+	}
+	return qp->wr.cur;
+}
+
+static void qhca_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
+				uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
+	struct qhca_sq_wqe *wqe = qhca_wr_cur(qp);
+	int err;
+
+	if (!wqe)
+		return;
+	if (!ah) {
+		qhca_wr_fail(qp, EINVAL);
+		return;
+	}
+	err = qhca_wqe_set_ud((struct qhca_sq_wqe_ud *)wqe, to_qhca_ah(ah),
+			      remote_qpn, remote_qkey);
+	if (err)
+		qhca_wr_fail(qp, err);
+}
+
+/* Data is given once: a second setter replaces what the first set. */
+static void qhca_wr_clear_data(struct qhca_sq_wqe *wqe)
+{
+	wqe->num_sge = 0;
+	wqe->inline_len = 0;
+	wqe->flags &= ~QHCA_WQE_F_INLINE;
+}
+
+static void qhca_wr_set_sge_list(struct ibv_qp_ex *ibqp, size_t num_sge,
+				 const struct ibv_sge *sg_list)
+{
+	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
+	struct qhca_sq_wqe *wqe = qhca_wr_cur(qp);
+	struct qhca_sge *sge;
+	size_t i;
+
+	if (!wqe)
+		return;
+	if (num_sge > qp->sq.max_sge) {
+		qhca_wr_fail(qp, EINVAL);
+		return;
+	}
+	qhca_wr_clear_data(wqe);
+	sge = qhca_wqe_sges(wqe);
+	for (i = 0; i < num_sge; i++)
+		qhca_wqe_set_sge(&sge[i], sg_list[i].addr, sg_list[i].length,
+				 sg_list[i].lkey);
+	wqe->num_sge = num_sge;
+}
+
+static void qhca_wr_set_sge(struct ibv_qp_ex *ibqp, uint32_t lkey,
+			    uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	qhca_wr_set_sge_list(ibqp, 1, &sge);
+}
+
+static void qhca_wr_set_inline_data_list(struct ibv_qp_ex *ibqp,
+					 size_t num_buf,
+					 const struct ibv_data_buf *buf_list)
+{
+	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
+	struct qhca_sq_wqe *wqe = qhca_wr_cur(qp);
+	size_t i;
+	int err;
+
+	if (!wqe)
+		return;
+	/* Reads and atomics have no local data to send. */
+	if (!qhca_wqe_may_inline(wqe)) {
+		qhca_wr_fail(qp, EINVAL);
+		return;
+	}
+	qhca_wr_clear_data(wqe);
+	wqe->flags |= QHCA_WQE_F_INLINE;
+	for (i = 0; i < num_buf; i++) {
+		err = qhca_wqe_add_inline(qp, wqe, buf_list[i].addr,
+					  buf_list[i].length);
+		if (err) {
+			qhca_wr_fail(qp, err);
+			return;
+		}
+	}
+}
+
+static void qhca_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
+				    size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	qhca_wr_set_inline_data_list(ibqp, 1, &buf);
+}
+
+static int qhca_wr_complete(struct ibv_qp_ex *ibqp)
+{
+	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
+	int err = qp->wr.err;
+
+	/* On error the slots are simply not published: nothing is posted. */
+	if (!err && qp->wr.pi != qp->wr.start) {
+		atomic_store_explicit(&qp->sq.pi, qp->wr.pi,
+				      memory_order_release);
+		qhca_ring_db(to_qhca_ctx(ibqp->qp_base.context), QHCA_DB_SQ,
+			     ibqp->qp_base.qp_num, qp->wr.pi);
+	}
+	qp->wr.cur = NULL;
+	pthread_spin_unlock(&qp->sq.lock);
+	return err;
+}
+
+static void qhca_wr_abort(struct ibv_qp_ex *ibqp)
+{
+	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
+
+	qp->wr.cur = NULL;
+	pthread_spin_unlock(&qp->sq.lock);
+}
+
+static uint64_t qhca_send_ops(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return QHCA_RC_SEND_OPS;
+	case IBV_QPT_UC:
+		return QHCA_UC_SEND_OPS;
+	case IBV_QPT_UD:
+		return QHCA_UD_SEND_OPS;
+	default:
+		return 0;
+	}
+}
+
+/* Every operation the QP's type allows, whatever subset was asked for. */
+static void qhca_qp_ex_set_ops(struct ibv_qp_ex *qpx, enum ibv_qp_type type)
+{
+	uint64_t ops = qhca_send_ops(type);
+
+	qpx->wr_start = qhca_wr_start;
+	qpx->wr_complete = qhca_wr_complete;
+	qpx->wr_abort = qhca_wr_abort;
+	qpx->wr_send = qhca_wr_send;
+	qpx->wr_send_imm = qhca_wr_send_imm;
+	if (ops & IBV_QP_EX_WITH_RDMA_WRITE) {
+		qpx->wr_rdma_write = qhca_wr_rdma_write;
+		qpx->wr_rdma_write_imm = qhca_wr_rdma_write_imm;
+	}
+	if (ops & IBV_QP_EX_WITH_RDMA_READ) {
+		qpx->wr_rdma_read = qhca_wr_rdma_read;
+		qpx->wr_atomic_cmp_swp = qhca_wr_atomic_cmp_swp;
+		qpx->wr_atomic_fetch_add = qhca_wr_atomic_fetch_add;
+	}
+	if (type == IBV_QPT_UD)
+		qpx->wr_set_ud_addr = qhca_wr_set_ud_addr;
+	qpx->wr_set_sge = qhca_wr_set_sge;
+	qpx->wr_set_sge_list = qhca_wr_set_sge_list;
+	qpx->wr_set_inline_data = qhca_wr_set_inline_data;
+	qpx->wr_set_inline_data_list = qhca_wr_set_inline_data_list;
+}
+
+struct ibv_qp *qhca_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	struct qhca_context *ctx = to_qhca_ctx(ibctx);
+	bool send_ops = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct ibv_qp *ibqp;
+	struct qhca_qp *qp;
+
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+	    attr->pd->context != ibctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_mask &
+	    ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		verbs_debug(&ctx->ibv_ctx, "QP comp_mask 0x%x not supported\n",
+			    attr->comp_mask);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (send_ops && attr->send_ops_flags & ~qhca_send_ops(attr->qp_type)) {
+		verbs_debug(&ctx->ibv_ctx,
+			    "send_ops_flags 0x%llx not supported on QP type %d\n",
+			    (unsigned long long)attr->send_ops_flags,
+			    attr->qp_type);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	/* The leading fields of the _ex attributes are the plain ones. */
+	ibqp = qhca_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
+	if (!ibqp)
+		return NULL;
+
+	if (send_ops) {
+		qp = to_qhca_qp(ibqp);
+		qhca_qp_ex_set_ops(&qp->verbs_qp.qp_ex, ibqp->qp_type);
+		qp->verbs_qp.comp_mask |= VERBS_QP_EX;
+	}
+	return ibqp;
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * libqhca: shared receive queues.
+ *
+ * The driver allocates the ring and lets us map it; ibv_post_srq_recv()
+ * writes WQEs into it and rings QHCA_DB_SRQ on the context's doorbell
+ * page, without a system call.  The limit and the object's life go
+ * through the kernel.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "qhca.h"
+#include "qhca_abi.h"
+#include "qhca_db.h"
+#include "qhca_srq.h"
+#include "qhca_verbs.h"
+#include "qhca_wq.h"
+
+/* As qhca_check_wq() does for an RQ: the layout must fit the mapping. */
+static int qhca_check_srq_resp(struct qhca_context *ctx,
+			       const struct qhca_create_srq_resp *resp)
+{
+	if (resp->comp_mask)
+		verbs_debug(&ctx->ibv_ctx, "ignoring unknown SRQ comp_mask 0x%x\n",
+			    resp->comp_mask);
+
+	if (!resp->srqn || resp->srqn > 0xffff || !resp->depth ||
+	    resp->depth & (resp->depth - 1) ||
+	    resp->depth > QHCA_WQ_MAX_DEPTH ||
+	    resp->stride & (resp->stride - 1) ||
+	    resp->stride < 1u << QHCA_RQ_MIN_STRIDE_LOG2 ||
+	    resp->stride > 1u << QHCA_WQE_MAX_STRIDE_LOG2 ||
+	    (uint64_t)resp->depth * resp->stride > resp->ring_mmap_size ||
+	    sizeof(struct qhca_rq_wqe) +
+	    (uint64_t)resp->max_sge * sizeof(struct qhca_sge) > resp->stride) {
+		verbs_err(&ctx->ibv_ctx,
+			  "SRQ %u: bad layout: %u WQEs of %u bytes with %u SGEs, %u bytes mapped\n",
+			  resp->srqn, resp->depth, resp->stride, resp->max_sge,
+			  resp->ring_mmap_size);
+		return EPROTO;
+	}
+	return 0;
+}
+
+struct ibv_srq *qhca_create_srq(struct ibv_pd *ibpd,
+				struct ibv_srq_init_attr *attr)
+{
+	struct qhca_context *ctx = to_qhca_ctx(ibpd->context);
+	struct qhca_create_srq_resp resp = {};
+	struct qhca_create_srq cmd = {};
+	struct qhca_srq *srq;
+	int err;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err)
+		goto err_free;
+
+	err = ibv_cmd_create_srq(ibpd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		verbs_debug(&ctx->ibv_ctx, "CREATE_SRQ failed: %s\n",
+			    strerror(err));
+		goto err_lock;
+	}
+
+	err = qhca_check_srq_resp(ctx, &resp);
+	if (err)
+		goto err_destroy;
+
+	srq->done = calloc(resp.depth, 1);
+	if (!srq->done) {
+		err = ENOMEM;
+		goto err_destroy;
+	}
+	srq->ring = mmap(NULL, resp.ring_mmap_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, ctx->ibv_ctx.context.cmd_fd,
+			 resp.ring_mmap_key);
+	if (srq->ring == MAP_FAILED) {
+		err = errno;
+		verbs_err(&ctx->ibv_ctx, "mapping SRQ %u failed: %s\n",
+			  resp.srqn, strerror(err));
+		goto err_done;
+	}
+	srq->map_size = resp.ring_mmap_size;
+	srq->srqn = resp.srqn;
+	srq->depth = resp.depth;
+	srq->stride = resp.stride;
+	srq->max_sge = resp.max_sge;
+	attr->attr.max_wr = srq->depth;
+	attr->attr.max_sge = srq->max_sge;
+	verbs_debug(&ctx->ibv_ctx, "SRQ %u: %u x %u bytes\n", srq->srqn,
+		    srq->depth, srq->stride);
+	return &srq->ibv_srq;
+
+err_done:
+	free(srq->done);
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->ibv_srq);
+err_lock:
+	pthread_spin_destroy(&srq->lock);
+err_free:
+	free(srq);
+	errno = err;
+	return NULL;
+}
+
+int qhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int attr_mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int qhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+int qhca_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct qhca_srq *srq = to_qhca_srq(ibsrq);
+	int err;
+
+	/* EBUSY while QPs use it: the SRQ stays as it was. */
+	err = ibv_cmd_destroy_srq(ibsrq);
+	if (err)
+		return err;
+
+	munmap(srq->ring, srq->map_size);
+	free(srq->done);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+	return 0;
+}
+
+int qhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr)
+{
+	struct qhca_srq *srq = to_qhca_srq(ibsrq);
+	struct qhca_rq_wqe *wqe;
+	struct qhca_sge *sge;
+	uint32_t pi, start;
+	int err = 0;
+	int i;
+
+	pthread_spin_lock(&srq->lock);
+	start = pi = srq->pi;
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
+			err = EINVAL;
+			break;
+		}
+		if (pi - srq->ci >= srq->depth) {
+			err = ENOMEM;
+			break;
+		}
+
+		wqe = (struct qhca_rq_wqe *)((uint8_t *)srq->ring +
+			(size_t)(pi & (srq->depth - 1)) * srq->stride);
+		memset(wqe, 0, sizeof(*wqe));
+		wqe->wr_id = htole64(wr->wr_id);
+		wqe->num_sge = wr->num_sge;
+		sge = (struct qhca_sge *)(wqe + 1);
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = htole64(wr->sg_list[i].addr);
+			sge[i].length = htole32(wr->sg_list[i].length);
+			sge[i].lkey = htole32(wr->sg_list[i].lkey);
+		}
+		pi++;
+	}
+	if (err)
+		*bad_wr = wr;
+
+	if (pi != start) {
+		srq->pi = pi;
+		qhca_ring_db(to_qhca_ctx(ibsrq->context), QHCA_DB_SRQ,
+			     srq->srqn, pi);
+	}
+	pthread_spin_unlock(&srq->lock);
+	return err;
+}
+
+/*
+ * A CQE completed the WQE in slot wqe_idx: mark it and free the slots
+ * from ci on that are done.  False if wqe_idx is not outstanding.
+ */
+bool qhca_srq_complete(struct qhca_srq *srq, uint16_t wqe_idx)
+{
+	uint32_t mask = srq->depth - 1;
+	bool ok;
+
+	pthread_spin_lock(&srq->lock);
+	ok = (((uint32_t)wqe_idx - srq->ci) & mask) < srq->pi - srq->ci;
+	if (ok) {
+		srq->done[wqe_idx & mask] = 1;
+		while (srq->ci != srq->pi && srq->done[srq->ci & mask]) {
+			srq->done[srq->ci & mask] = 0;
+			srq->ci++;
+		}
+	}
+	pthread_spin_unlock(&srq->lock);
+	return ok;
+}

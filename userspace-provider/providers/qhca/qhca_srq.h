@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Shared receive queues: the ring, and the slots that completions free.
+ *
+ * The device takes WQEs from the ring in order, but their completions
+ * come back through the CQs of every QP on the SRQ, in any order.  A
+ * completed slot is marked, and the consumer index moves over marked
+ * slots from the oldest outstanding one on.
+ */
+#ifndef QHCA_SRQ_H
+#define QHCA_SRQ_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/driver.h>
+
+#include "qhca.h"
+
+struct qhca_srq {
+	struct ibv_srq ibv_srq;
+	pthread_spinlock_t lock;	/* posters and completions */
+	void *ring;
+	size_t map_size;
+	uint32_t srqn;
+	uint32_t depth;			/* a power of two */
+	uint32_t stride;		/* bytes per WQE */
+	uint32_t max_sge;
+	uint32_t pi;			/* free-running: WQEs posted */
+	uint32_t ci;			/* free-running: oldest not completed */
+	uint8_t *done;			/* per slot: completed, past ci */
+};
+
+static inline struct qhca_srq *to_qhca_srq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct qhca_srq, ibv_srq);
+}
+
+bool qhca_srq_complete(struct qhca_srq *srq, uint16_t wqe_idx);
+
+#endif /* QHCA_SRQ_H */
