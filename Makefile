@@ -5,6 +5,8 @@
 #
 #   make run     build what is missing, boot a guest and show qhca0 at work
 #   make check   build what is missing and run every test
+#   make fuzz    build QEMU with ASan+UBSan and fuzz the device
+#                (FUZZ_TIME=seconds, default 600; FUZZ_SEED=first seed)
 #
 # Everything is built from Debian's archive into build/; each step below is a
 # script that does nothing when its outputs are up to date.
@@ -13,7 +15,7 @@ SHELL := /bin/bash
 TOOLS := tools
 
 .PHONY: all deps qemu kernel module rdma-core linux-source guest tests \
-	run check bench shell clean distclean
+	run check fuzz bench shell clean distclean
 
 all: qemu module rdma-core guest tests
 
@@ -47,10 +49,16 @@ run: all
 check: all
 	@$(TOOLS)/check
 
+FUZZ_TIME ?= 600
+fuzz: qemu
+	@FUZZ_SEED=$(FUZZ_SEED) $(TOOLS)/fuzz $(FUZZ_TIME)
+
 # The perftest matrix on qhca0 and on rxe (and siw where the kernel has it)
-# in one guest boot, with the ratios; figures, not a test.
+# in one guest boot, with the ratios; figures, not a test.  The 1000-QP
+# loopback run needs 2000 QPs: more than the device's default max-qps.
 bench: all
-	@$(TOOLS)/vm --timeout 3600 -- $(CURDIR)/$(TOOLS)/bench/perf-matrix
+	@$(TOOLS)/vm --timeout 3600 --qhca-opt max-qps=4096 -- \
+		$(CURDIR)/$(TOOLS)/bench/perf-matrix
 
 shell: all
 	@$(TOOLS)/vm
