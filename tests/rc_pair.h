@@ -55,6 +55,7 @@ struct rc_opts {
 	uint8_t rnr_retry;
 	uint8_t min_rnr_timer;
 	uint8_t max_rd_atomic;		/* and max_dest_rd_atomic */
+	enum ibv_qp_type qp_type;	/* 0: RC */
 };
 
 /*
@@ -222,7 +223,7 @@ static inline struct ibv_qp *rc_create_qp(struct rc_pair *p,
 	struct ibv_qp_init_attr init = {
 		.send_cq = scq,
 		.recv_cq = rcq,
-		.qp_type = IBV_QPT_RC,
+		.qp_type = p->opts.qp_type ? p->opts.qp_type : IBV_QPT_RC,
 		.sq_sig_all = p->opts.sq_sig_all,
 		.cap = {
 			.max_send_wr = p->opts.max_send_wr,

@@ -569,4 +569,88 @@ TEST_F(work, busy_objects)
 	send_verified(_metadata, self, 1, MSG, 64);
 }
 
+/*
+ * SQD starts nothing new: a SEND posted while the QP is in SQD goes
+ * nowhere until the QP is back in RTS, and then goes as usual.
+ */
+TEST_F(work, sqd_holds_new_work)
+{
+	struct rc_pair *p = &self->p;
+	struct ibv_sge sge;
+
+	rc_pair_connect(_metadata, p);
+	ASSERT_EQ(0, rc_to_state(p->s[0].qp, IBV_QPS_SQD));
+	ASSERT_EQ(IBV_QPS_SQD, rc_qp_state(p->s[0].qp));
+
+	rc_fill(self->src.mem, MSG, 70);
+	rc_prepare_dst(&self->dst, 4096, MSG, 70);
+	sge = rc_sge(&self->dst, 4096, MSG);
+	ASSERT_EQ(0, rc_post_recv(p->s[1].qp, 1, &sge, 1));
+	sge = rc_sge(&self->src, 0, MSG);
+	ASSERT_EQ(0, rc_post(p->s[0].qp, 2, IBV_WR_SEND, IBV_SEND_SIGNALED,
+			     &sge, 1, 0, 0));
+	rc_expect_no_wc(_metadata, p->s[0].scq);
+	rc_expect_no_wc(_metadata, p->s[1].rcq);
+	RC_EXPECT_UNTOUCHED(&self->dst, 4096, MSG, 70);
+	EXPECT_EQ(IBV_QPS_SQD, rc_qp_state(p->s[0].qp));
+
+	ASSERT_EQ(0, rc_to_state(p->s[0].qp, IBV_QPS_RTS));
+	RC_WAIT_WC(p->s[0].scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND);
+	RC_WAIT_WC(p->s[1].rcq, 1, IBV_WC_SUCCESS, IBV_WC_RECV);
+	RC_EXPECT_DELIVERED(&self->dst, 4096, MSG, 70);
+}
+
+/*
+ * SQD lets started work finish, but a WQE the device had already fetched
+ * and not yet begun (a fenced SEND waiting behind an outstanding READ)
+ * waits for RTS like new work.  QP 1 stays in INIT at first so that the
+ * READ stays outstanding: its request is dropped and retried.
+ */
+TEST_F(work, sqd_holds_fetched_wqe)
+{
+	struct rc_pair *p = &self->p;
+	struct ibv_sge sge;
+
+	rc_connect_one(_metadata, p, 0, p->s[1].qp->qp_num, p->pattr.lid);
+	ASSERT_EQ(0, rc_to_init(p->s[1].qp, p->opts.access[1]));
+
+	/* QP 1's receive buffer at 5 pages, the READ's source at 1 page. */
+	rc_prepare_dst(&self->dst, 5 * 4096, MSG, 74);
+	rc_fill(self->dst.mem + 4096, MSG, 71);
+	rc_prepare_dst(&self->src, 0, MSG, 72);
+	sge = rc_sge(&self->src, 0, MSG);
+	ASSERT_EQ(0, rc_post(p->s[0].qp, 1, IBV_WR_RDMA_READ,
+			     IBV_SEND_SIGNALED, &sge, 1,
+			     (uintptr_t)self->dst.mem + 4096,
+			     self->dst.mr->rkey));
+	sge = rc_sge(&self->src, 2 * 4096, MSG);
+	rc_fill(self->src.mem + 2 * 4096, MSG, 73);
+	ASSERT_EQ(0, rc_post(p->s[0].qp, 2, IBV_WR_SEND,
+			     IBV_SEND_SIGNALED | IBV_SEND_FENCE, &sge, 1, 0,
+			     0));
+	/* Time for the device to send the READ and fetch the SEND. */
+	usleep(50 * 1000);
+	ASSERT_EQ(0, rc_to_state(p->s[0].qp, IBV_QPS_SQD));
+
+	/* The responder comes up: the READ's retry gets its answer. */
+	sge = rc_sge(&self->dst, 5 * 4096, MSG);
+	ASSERT_EQ(0, rc_post_recv(p->s[1].qp, 3, &sge, 1));
+	ASSERT_EQ(0, rc_to_rtr(p, p->s[1].qp, p->s[0].qp->qp_num,
+			       p->pattr.lid));
+	ASSERT_EQ(0, rc_to_rts(p, p->s[1].qp));
+	RC_WAIT_WC(p->s[0].scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+	RC_EXPECT_PATTERN(self->src.mem, MSG, 71);
+
+	/* The fenced SEND may go now as far as the fence goes; not in SQD. */
+	rc_expect_no_wc(_metadata, p->s[0].scq);
+	rc_expect_no_wc(_metadata, p->s[1].rcq);
+	EXPECT_EQ(IBV_QPS_SQD, rc_qp_state(p->s[0].qp));
+
+	ASSERT_EQ(0, rc_to_state(p->s[0].qp, IBV_QPS_RTS));
+	RC_WAIT_WC(p->s[0].scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND);
+	RC_WAIT_WC(p->s[1].rcq, 3, IBV_WC_SUCCESS, IBV_WC_RECV);
+	RC_EXPECT_PATTERN(self->dst.mem + 5 * 4096, MSG, 73);
+	RC_EXPECT_POISON(self->dst.mem + 5 * 4096 + MSG, 4096 - MSG, 76);
+}
+
 TEST_HARNESS_MAIN

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The RC data path through the kernel verbs: insmod
+# tests/kernel/qhca_kverbs_test.ko, which runs its test on qhca0 while it
+# loads and logs one "ok"/"not ok" line per step; pass those on, check its
+# verdict (/sys/module/qhca_kverbs_test/parameters/result must say "pass":
+# "not run" means it never found qhca0), rmmod it, and check that the
+# driver's hw_objects counters are back where they were.  TAP output.
+#
+# Environment: QHCA_TOP (the repository, default this script's parent).
+set -uo pipefail
+
+tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
+ko=$QHCA_TOP/tests/kernel/qhca_kverbs_test.ko
+mod=qhca_kverbs_test
+objs=/sys/class/infiniband/qhca0/hw_objects
+
+num=0
+failed=0
+
+result() {
+	num=$((num + 1))
+	printf '%s %d %s\n' "$1" "$num" "$2"
+	[ "$1" = ok ] || failed=1
+}
+
+# counters: "name=value ..." for every hw_objects counter, or nothing.
+counters() {
+	local f out=""
+	for f in "$objs"/*; do
+		[ -f "$f" ] || continue
+		out+="${out:+ }${f##*/}=$(cat "$f" 2>/dev/null)"
+	done
+	echo "$out"
+}
+
+echo "TAP version 13"
+
+if [ ! -f "$ko" ]; then
+	result "not ok" "$ko is missing (tools/build/module)"
+	echo "1..$num"
+	exit 1
+fi
+[ -e /sys/module/$mod ] && rmmod $mod
+
+before=$(counters)
+echo "# hw_objects before: ${before:-unreadable}"
+
+marker="qhca kernel-consumer $$ $(date +%s)"
+echo "$marker" > /dev/kmsg
+if insmod "$ko"; then
+	result ok "insmod $mod"
+else
+	result "not ok" "insmod $mod"
+fi
+
+# The module's own step lines, as results of ours.
+log=$(dmesg | sed -n "/$marker/,\$p")
+steps=0
+while IFS= read -r line; do
+	if [[ $line =~ $mod:\ (not\ ok|ok)\ [0-9]+\ -\ (.*)$ ]]; then
+		steps=$((steps + 1))
+		result "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+	elif [[ $line =~ $mod:\ (.*)$ ]]; then
+		echo "# ${BASH_REMATCH[1]}"
+	fi
+done <<< "$log"
+
+verdict=$(cat /sys/module/$mod/parameters/result 2>/dev/null)
+if [ "$verdict" = pass ] && [ "$steps" -gt 0 ]; then
+	result ok "module verdict: pass after $steps steps"
+else
+	result "not ok" "module verdict: ${verdict:-unreadable} after $steps steps"
+fi
+
+if [ -e /sys/module/$mod ] && rmmod $mod; then
+	result ok "rmmod $mod"
+else
+	result "not ok" "rmmod $mod"
+fi
+
+after=$(counters)
+echo "# hw_objects after: ${after:-unreadable}"
+if [ -z "$before" ]; then
+	result "not ok" "hw_objects: cannot read $objs"
+elif [ "$after" != "$before" ]; then
+	result "not ok" "hw_objects: $after, expected $before"
+else
+	result ok "hw_objects back to what they were"
+fi
+
+log=$(dmesg | sed -n "/$marker/,\$p")
+oops=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:' <<< "$log")
+if [ -n "$oops" ]; then
+	while IFS= read -r line; do echo "# $line"; done <<< "$oops"
+	result "not ok" "kernel log: warnings or oopses"
+else
+	result ok "kernel log: clean"
+fi
+
+echo "1..$num"
+exit $failed
