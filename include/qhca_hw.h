@@ -155,6 +155,11 @@ enum qhca_aq_opcode {
 	QHCA_CMD_DESTROY_SRQ	= 0x16,
 	QHCA_CMD_ATTACH_MCAST	= 0x17,
 	QHCA_CMD_DETACH_MCAST	= 0x18,
+	QHCA_CMD_ALLOC_XRCD	= 0x19,
+	QHCA_CMD_DEALLOC_XRCD	= 0x1a,
+	/* 1.2: memory windows */
+	QHCA_CMD_ALLOC_MW	= 0x1b,
+	QHCA_CMD_DEALLOC_MW	= 0x1c,
 };
 
 enum qhca_aq_status {
@@ -236,7 +241,8 @@ struct qhca_device_attr {
 	__u8 local_ca_ack_delay;
 	__u8 rsvd0[5];
 	__le32 hca_core_clock;	/* kHz of the CQE timestamp clock (1.2) */
-	__le32 rsvd1[5];
+	__le32 rsvd1[4];
+	__le32 max_mw;		/* memory windows, with DEV_CAP_MW (1.2) */
 };
 QHCA_ASSERT_SIZE(qhca_device_attr, 160);
 
@@ -247,6 +253,9 @@ QHCA_ASSERT_SIZE(qhca_device_attr, 160);
 #define QHCA_DEV_CAP_UC			0x00000008
 #define QHCA_DEV_CAP_SRQ		0x00000010
 #define QHCA_DEV_CAP_CQE_TIMESTAMP	0x00000020
+#define QHCA_DEV_CAP_XRC		0x00000040
+#define QHCA_DEV_CAP_MW			0x00000080	/* type 1 and 2B */
+#define QHCA_DEV_CAP_MEM_MGT_EXT	0x00000100	/* fast-reg, invalidate */
 
 /* QUERY_PORT: payload struct qhca_cmd_query_port; response qhca_port_attr. */
 struct qhca_cmd_query_port {
@@ -387,6 +396,9 @@ QHCA_ASSERT_SIZE(qhca_eqe, 16);
 #define QHCA_ACCESS_REMOTE_READ		0x04
 #define QHCA_ACCESS_REMOTE_ATOMIC	0x08
 #define QHCA_ACCESS_ALL			0x0f
+/* 1.2: MRs only: memory windows may be bound to the MR. */
+#define QHCA_ACCESS_MW_BIND		0x10
+#define QHCA_ACCESS_MR_ALL		0x1f
 
 /*
  * An lkey or rkey is the MR's table index shifted left by 8 with an 8-bit
@@ -394,6 +406,13 @@ QHCA_ASSERT_SIZE(qhca_eqe, 16);
  */
 #define QHCA_MKEY_KEY			0x000000ff
 #define QHCA_MKEY_INDEX			0xffffff00
+/*
+ * 1.2: with QHCA_DEV_CAP_MW, a key with bit 31 set names a memory window:
+ * QHCA_MKEY_MW_INDEX is its index in the MW table.  MR indices stay below
+ * 2^23.  A window key is only an rkey; as an lkey it fails.
+ */
+#define QHCA_MKEY_MW			0x80000000
+#define QHCA_MKEY_MW_INDEX		0x7fffff00
 
 /*
  * REG_MR: result is the MR's table index.  The device copies the page list
@@ -421,7 +440,16 @@ struct qhca_cmd_reg_mr {
 QHCA_ASSERT_SIZE(qhca_cmd_reg_mr, 40);
 #define QHCA_MR_F_PHYS			0x01
 #define QHCA_MR_F_PBL_INDIRECT		0x02
-#define QHCA_MR_F_RSVD			0xfc
+/*
+ * 1.2, with QHCA_DEV_CAP_MEM_MGT_EXT: a fast-registration MR.  No page
+ * list (pbl_addr 0), iova and length 0; npages is the most pages a
+ * REG_MR WQE may map (1 .. 2^16) and is charged to max-mr-pages.  The MR
+ * starts invalid (free): its keys fail until a REG_MR WQE maps it, and a
+ * LOCAL_INV or SEND_WITH_INV of its key makes it free again.
+ */
+#define QHCA_MR_F_FAST_REG		0x04
+#define QHCA_MR_F_RSVD			0xf8
+#define QHCA_FAST_REG_MAX_PAGES		65536
 #define QHCA_PBL_ENTRIES_PER_PAGE	512
 #define QHCA_MR_MIN_PAGE_SHIFT		12
 #define QHCA_MR_MAX_PAGE_SHIFT		30
@@ -449,6 +477,8 @@ enum qhca_qp_type {		/* as enum ib_qp_type */
 	QHCA_QPT_RC	= 2,
 	QHCA_QPT_UC	= 3,	/* 1.2 */
 	QHCA_QPT_UD	= 4,	/* 1.2 */
+	QHCA_QPT_XRC_INI = 9,	/* 1.2: XRC initiator, send side only */
+	QHCA_QPT_XRC_TGT = 10,	/* 1.2: XRC target, receive side only */
 };
 
 /* QP states: the values of enum ib_qp_state. */
@@ -619,6 +649,11 @@ enum qhca_wr_opcode {
 	QHCA_WR_RDMA_READ		= 4,
 	QHCA_WR_ATOMIC_CMP_AND_SWP	= 5,
 	QHCA_WR_ATOMIC_FETCH_AND_ADD	= 6,
+	/* 1.2, memory windows and fast registration */
+	QHCA_WR_LOCAL_INV		= 7,	/* rkey: the key to invalidate */
+	QHCA_WR_BIND_MW			= 8,	/* struct qhca_sq_wqe_bind */
+	QHCA_WR_SEND_WITH_INV		= 9,	/* rkey: the remote key */
+	QHCA_WR_REG_MR			= 0x20,	/* struct qhca_sq_wqe_reg_mr */
 };
 
 /*
@@ -640,7 +675,8 @@ struct qhca_sq_wqe {
 	__le32 inline_len;
 	__le64 compare_add;
 	__le64 swap;
-	__le32 rsvd1[4];
+	__le32 xrc_srqn;	/* XRC INI QPs: the remote XRC SRQ (1.2) */
+	__le32 rsvd1[3];
 };
 QHCA_ASSERT_SIZE(qhca_sq_wqe, 64);
 #define QHCA_WQE_F_SIGNALED		0x01
@@ -678,6 +714,63 @@ struct qhca_sq_wqe_ud {
 	__le32 rsvd2[2];
 };
 QHCA_ASSERT_SIZE(qhca_sq_wqe_ud, 64);
+/*
+ * 1.2: BIND_MW, RC and UC only.  Binds window mw_key's index (an MW key)
+ * to [addr, addr + length) of the MR of mr_lkey with access, and gives it
+ * the key mw_key from then on.  A type 1 window's PD, or a type 2 window's
+ * PD and the QP's, must be the MR's; the MR must allow MW_BIND and the
+ * access (remote write and atomic need local write on the MR); the range
+ * lies in the MR.  length 0 makes a window no access reaches.  A type 2
+ * window must be free (never bound or invalidated); a type 1 window may
+ * be bound again.  A bad bind completes with MW_BIND_ERR.  Bytes 48..51
+ * (rsvd1[0] of struct qhca_sq_wqe) are not part of this layout.
+ */
+struct qhca_sq_wqe_bind {
+	__le64 wr_id;
+	__u8 opcode;		/* QHCA_WR_BIND_MW */
+	__u8 flags;		/* QHCA_WQE_F_* except INLINE */
+	__u8 num_sge;		/* 0 */
+	__u8 rsvd0;
+	__le32 mw_key;		/* the window's new key */
+	__le64 addr;
+	__le32 mr_lkey;
+	__u8 access;		/* QHCA_ACCESS_REMOTE_* */
+	__u8 mw_type;		/* 1 or 2, as allocated */
+	__le16 rsvd1;
+	__le64 length;
+	__le64 rsvd2;
+	__le32 rsvd3[4];
+};
+QHCA_ASSERT_SIZE(qhca_sq_wqe_bind, 64);
+/* mr_lkey of a zero-length bind to no MR (ibv_bind_mw with mr NULL). */
+#define QHCA_BIND_NO_MR			0xffffffff
+
+/*
+ * 1.2: REG_MR (kernel fast registration).  Maps the fast-reg MR whose
+ * index mr_key names, which must be free and of the QP's PD, to
+ * [iova, iova + length) with npages pages of 2^page_shift bytes listed at
+ * pbl_addr (read when the WQE executes), access as REG_MR's, and gives it
+ * the key mr_key.  A bad one completes with LOC_PROT_ERR (key, PD or
+ * state) or LOC_QP_OP_ERR (fields).  Bytes 48..51 are not used.
+ */
+struct qhca_sq_wqe_reg_mr {
+	__le64 wr_id;
+	__u8 opcode;		/* QHCA_WR_REG_MR */
+	__u8 flags;
+	__u8 num_sge;		/* 0 */
+	__u8 rsvd0;
+	__le32 mr_key;
+	__le64 iova;
+	__le32 npages;		/* 1 .. the MR's max pages */
+	__u8 access;		/* QHCA_ACCESS_*, not MW_BIND */
+	__u8 page_shift;	/* 12 .. 30 */
+	__le16 rsvd1;
+	__le64 length;
+	__le64 pbl_addr;	/* npages __le64, 8-byte aligned */
+	__le32 rsvd2[4];
+};
+QHCA_ASSERT_SIZE(qhca_sq_wqe_reg_mr, 64);
+
 #define QHCA_AV_F_GRH			0x01
 #define QHCA_AV_F_RSVD			0xfe
 #define QHCA_UD_QPN_MASK		0x00ffffff
@@ -710,6 +803,22 @@ struct qhca_sge {
 };
 QHCA_ASSERT_SIZE(qhca_sge, 16);
 
+/*
+ * 1.2: ALLOC_MW: result is the MW's index (0 .. max-mws - 1); its first
+ * key is the index in QHCA_MKEY_MW_INDEX with QHCA_MKEY_MW and key 0.
+ * DEALLOC_MW: payload struct qhca_cmd_handle with the index; a bound
+ * window is unbound.  DEREG_MR of an MR with windows bound is BAD_STATE.
+ */
+struct qhca_cmd_alloc_mw {
+	__le32 pdn;
+	__u8 type;		/* QHCA_MW_TYPE_* */
+	__u8 rsvd0[3];
+	__le64 rsvd1;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_alloc_mw, 16);
+#define QHCA_MW_TYPE_1			1
+#define QHCA_MW_TYPE_2			2	/* type 2B: PD associated */
+
 /* Receive WQE: this 16-byte header, then num_sge struct qhca_sge. */
 struct qhca_rq_wqe {
 	__le64 wr_id;
@@ -736,11 +845,20 @@ struct qhca_cmd_create_srq {
 	__le32 uar;
 	__u8 depth_log2;	/* 1 .. log2(max_srq_wr) */
 	__u8 stride_log2;	/* 4 .. 10 */
-	__le16 rsvd0;
+	__u8 type;		/* enum qhca_srq_type (1.2) */
+	__u8 rsvd0;
 	__le32 limit;		/* 0: not armed; else as MODIFY_SRQ */
-	__le64 rsvd1[2];
+	__le32 xrcd;		/* QHCA_SRQT_XRC: its XRC domain */
+	__le32 cqn;		/* QHCA_SRQT_XRC: the CQ of its receives */
+	__le64 rsvd1;
 };
 QHCA_ASSERT_SIZE(qhca_cmd_create_srq, 40);
+
+/* SRQ types: the values of enum ib_srq_type. */
+enum qhca_srq_type {
+	QHCA_SRQT_BASIC	= 0,
+	QHCA_SRQT_XRC	= 1,
+};
 
 /*
  * MODIFY_SRQ: arm the limit.  When a WQE is taken and fewer than limit
@@ -778,6 +896,31 @@ QHCA_ASSERT_SIZE(qhca_srq_attr, 32);
 /* DESTROY_SRQ: payload qhca_cmd_handle; BAD_STATE while QPs use it. */
 
 /* ------------------------------------------------------------------ */
+/* XRC (1.2, with QHCA_DEV_CAP_XRC)                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * ALLOC_XRCD: no payload; result is the XRC domain number (1 .. max).
+ * DEALLOC_XRCD: payload qhca_cmd_handle; BAD_STATE while an XRC SRQ or
+ * an XRC TGT QP belongs to it.
+ *
+ * An XRC SRQ is CREATE_SRQ with type QHCA_SRQT_XRC, an XRC domain and a
+ * CQ: its receive completions go to that CQ, with srqn set and qpn the
+ * XRC TGT QP that received.  A basic SRQ has xrcd and cqn zero.
+ *
+ * An XRC TGT QP is CREATE_QP with type QHCA_QPT_XRC_TGT, its XRC domain
+ * in pdn (it has no PD), and no rings: uar, send_cqn, recv_cqn, srqn,
+ * flags and every ring field zero.  Each request it receives names, in
+ * its XRCETH, an XRC SRQ of that domain; SENDs take their receive WQE
+ * from it and the SRQ's PD checks every memory access of the request.
+ * An SRQ of another domain, or none, is NAK invalid request.
+ *
+ * An XRC INI QP is CREATE_QP with type QHCA_QPT_XRC_INI and an SQ only:
+ * recv_cqn, srqn, QHCA_QP_F_SRQ and the RQ fields zero.  Each send WQE
+ * names the remote SRQ in xrc_srqn.
+ */
+
+/* ------------------------------------------------------------------ */
 /* Completion queue entries                                            */
 /* ------------------------------------------------------------------ */
 
@@ -788,6 +931,9 @@ enum qhca_wc_opcode {
 	QHCA_WC_RDMA_READ		= 2,
 	QHCA_WC_COMP_SWAP		= 3,
 	QHCA_WC_FETCH_ADD		= 4,
+	QHCA_WC_BIND_MW			= 5,	/* 1.2 */
+	QHCA_WC_LOCAL_INV		= 6,	/* 1.2 */
+	QHCA_WC_REG_MR			= 8,	/* 1.2, as IB_WC_REG_MR */
 	QHCA_WC_RECV			= 128,
 	QHCA_WC_RECV_RDMA_WITH_IMM	= 129,
 };
@@ -799,6 +945,7 @@ enum qhca_wc_status {
 	QHCA_WC_LOC_QP_OP_ERR		= 2,
 	QHCA_WC_LOC_PROT_ERR		= 4,
 	QHCA_WC_WR_FLUSH_ERR		= 5,
+	QHCA_WC_MW_BIND_ERR		= 6,	/* 1.2 */
 	QHCA_WC_BAD_RESP_ERR		= 7,
 	QHCA_WC_LOC_ACCESS_ERR		= 8,
 	QHCA_WC_REM_INV_REQ_ERR		= 9,
@@ -843,6 +990,8 @@ QHCA_ASSERT_SIZE(qhca_cqe, 64);
 #define QHCA_CQE_F_IMM			0x01
 #define QHCA_CQE_F_SOLICITED		0x02
 #define QHCA_CQE_F_GRH			0x04	/* UD receive had a GRH */
+/* 1.2: a SEND_WITH_INV invalidated the key in imm_data (big endian). */
+#define QHCA_CQE_F_INV			0x08
 #define QHCA_CQE_OWNER_PHASE		0x01
 
 #endif /* QHCA_HW_H */

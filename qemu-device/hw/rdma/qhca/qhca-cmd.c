@@ -87,6 +87,16 @@ static const QhcaCmdDesc qhca_cmds[] = {
     [QHCA_CMD_DETACH_MCAST] = {
         "DETACH_MCAST", sizeof(struct qhca_cmd_mcast), 0
     },
+    [QHCA_CMD_ALLOC_MW] = {
+        "ALLOC_MW", sizeof(struct qhca_cmd_alloc_mw), 0
+    },
+    [QHCA_CMD_DEALLOC_MW] = {
+        "DEALLOC_MW", sizeof(struct qhca_cmd_handle), 0
+    },
+    [QHCA_CMD_ALLOC_XRCD] = { "ALLOC_XRCD", 0, 0 },
+    [QHCA_CMD_DEALLOC_XRCD] = {
+        "DEALLOC_XRCD", sizeof(struct qhca_cmd_handle), 0
+    },
 };
 
 typedef union QhcaCmdParams {
@@ -100,6 +110,7 @@ typedef union QhcaCmdParams {
     struct qhca_cmd_create_srq create_srq;
     struct qhca_cmd_modify_srq modify_srq;
     struct qhca_cmd_mcast mcast;
+    struct qhca_cmd_alloc_mw alloc_mw;
     uint8_t raw[QHCA_AQ_PAYLOAD_SIZE];
 } QhcaCmdParams;
 
@@ -160,6 +171,7 @@ static uint8_t qhca_cmd_query_device(QhcaState *s, const QhcaCmd *cmd,
     attr->max_qp_init_rd_atom = cpu_to_le32(QHCA_MAX_RD_ATOMIC);
     attr->max_inline_data = cpu_to_le32(QHCA_MAX_INLINE);
     attr->max_srq = cpu_to_le32(p->max_srqs);
+    attr->max_mw = cpu_to_le32(p->max_mws);
     attr->max_srq_wr = cpu_to_le32(p->max_srq_wr);
     attr->max_srq_sge = cpu_to_le32(QHCA_MAX_SGE);
     attr->max_uar = cpu_to_le32(p->max_uars);
@@ -170,7 +182,10 @@ static uint8_t qhca_cmd_query_device(QhcaState *s, const QhcaCmd *cmd,
                                          QHCA_DEV_CAP_PORT_ACTIVE_EVENT |
                                          QHCA_DEV_CAP_SRQ |
                                          QHCA_DEV_CAP_UD | QHCA_DEV_CAP_UC |
-                                         QHCA_DEV_CAP_CQE_TIMESTAMP);
+                                         QHCA_DEV_CAP_CQE_TIMESTAMP |
+                                         QHCA_DEV_CAP_MEM_MGT_EXT |
+                                         (p->max_mws ? QHCA_DEV_CAP_MW : 0) |
+                                         QHCA_DEV_CAP_XRC);
     /* CQE timestamps count nanoseconds (qhca_cq_post()): a 1 GHz clock. */
     attr->hca_core_clock = cpu_to_le32(QHCA_CQE_CLOCK_KHZ);
     attr->num_ports = 1;
@@ -274,6 +289,8 @@ static uint8_t qhca_cmd_on_handle(QhcaState *s, const QhcaCmd *cmd,
         return qhca_srq_query(s, cmd, handle, &out->srq);
     case QHCA_CMD_DESTROY_SRQ:
         return qhca_srq_destroy(s, cmd, handle);
+    case QHCA_CMD_DEALLOC_MW:
+        return qhca_mw_dealloc(s, cmd, handle);
     default:
         g_assert_not_reached();
     }
@@ -325,6 +342,11 @@ static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
         return qhca_cmd_alloc(s, cmd, &s->pds, result);
     case QHCA_CMD_DEALLOC_PD:
         return qhca_cmd_dealloc(s, cmd, &s->pds, s->pd_refs, &in->handle);
+    case QHCA_CMD_ALLOC_XRCD:
+        return qhca_cmd_alloc(s, cmd, &s->xrcds, result);
+    case QHCA_CMD_DEALLOC_XRCD:
+        return qhca_cmd_dealloc(s, cmd, &s->xrcds, s->xrcd_refs,
+                                &in->handle);
     case QHCA_CMD_CREATE_EQ:
         return qhca_eq_create(s, cmd, &in->create_eq, result);
     case QHCA_CMD_DESTROY_EQ:
@@ -334,7 +356,10 @@ static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
     case QHCA_CMD_DESTROY_QP:
     case QHCA_CMD_QUERY_SRQ:
     case QHCA_CMD_DESTROY_SRQ:
+    case QHCA_CMD_DEALLOC_MW:
         return qhca_cmd_on_handle(s, cmd, &in->handle, out);
+    case QHCA_CMD_ALLOC_MW:
+        return qhca_mw_alloc(s, cmd, &in->alloc_mw, result);
     case QHCA_CMD_CREATE_SRQ:
         return qhca_srq_create(s, cmd, &in->create_srq, result);
     case QHCA_CMD_MODIFY_SRQ:

@@ -62,7 +62,25 @@ typedef struct QhcaMr {
     uint8_t access;             /* QHCA_ACCESS_* */
     uint8_t page_shift;
     bool phys;
+    /* 1.2: fast registration and memory windows */
+    bool fast_reg;              /* pages set by REG_MR WQEs */
+    bool valid;                 /* keys resolve (always, unless fast_reg) */
+    uint32_t max_pages;         /* fast_reg: what a REG_MR WQE may map */
+    uint32_t mw_refs;           /* windows bound to it */
 } QhcaMr;
+
+/* A memory window (1.2). */
+typedef struct QhcaMw {
+    uint32_t pdn;
+    uint8_t type;               /* QHCA_MW_TYPE_* */
+    uint8_t key;
+    bool bound;
+    bool has_mr;                /* bound to an MR, not zero-length alone */
+    uint8_t access;             /* QHCA_ACCESS_REMOTE_* */
+    uint32_t mr_index;          /* bound: its MR */
+    uint64_t addr;
+    uint64_t length;
+} QhcaMw;
 
 /* CQ arm states; the doorbell records one of them with its index. */
 enum {
@@ -133,9 +151,15 @@ typedef struct QhcaSwqe {
     uint8_t flags;              /* QHCA_WQE_F_* */
     uint8_t num_sge;
     uint8_t status;             /* enum qhca_wc_status, once known */
+    uint32_t xrc_srqn;          /* XRC INI: the remote SRQ */
     bool started;               /* has its PSNs */
     bool done;                  /* response in, or failed */
     QhcaAv av;                  /* UD */
+    /* BIND_MW: MR lkey, access, type; REG_MR: npages, access, page_shift */
+    uint32_t local_key;
+    uint32_t npages;
+    uint8_t local_access;
+    uint8_t local_arg;
     QhcaSge sge[QHCA_MAX_SGE];
 } QhcaSwqe;
 
@@ -226,6 +250,9 @@ typedef struct QhcaSrq {
     uint8_t depth_log2;
     uint8_t stride_log2;
     uint8_t state;              /* QHCA_SRQ_STATE_*; racy */
+    uint8_t type;               /* enum qhca_srq_type */
+    uint32_t xrcd;              /* XRC: its domain */
+    uint32_t cqn;               /* XRC: the CQ of its receives */
     uint32_t limit;             /* armed limit, 0 if none */
     uint16_t pi;                /* producer index, applied */
     uint16_t ci;                /* WQEs taken; racy */
@@ -247,7 +274,8 @@ typedef struct QhcaQp {
     uint32_t recv_cqn;
     uint8_t flags;              /* QHCA_QP_F_*; racy */
     uint8_t type;               /* enum qhca_qp_type */
-    uint32_t srqn;              /* with QHCA_QP_F_SRQ */
+    uint32_t srqn;              /* with QHCA_QP_F_SRQ; XRC TGT: current */
+    uint32_t xrcd;              /* XRC TGT: its domain */
     bool srq_last_wqe;          /* in ERR: QP_LAST_WQE still to post */
     uint64_t sq_addr;
     uint64_t rq_addr;

@@ -24,7 +24,7 @@ static void qhca_mr_free(QhcaState *s, uint32_t index)
 {
     QhcaMr *mr = s->mr[index];
 
-    s->mr_pages -= mr->npages;
+    s->mr_pages -= mr->fast_reg ? mr->max_pages : mr->npages;
     s->pd_refs[mr->pdn]--;
     g_free(mr->pages);
     g_free(mr);
@@ -123,13 +123,25 @@ static const char *qhca_mr_check_params(const struct qhca_cmd_reg_mr *p)
     if (p->rsvd || (p->flags & QHCA_MR_F_RSVD)) {
         return "reserved field set";
     }
-    if (p->access & ~QHCA_ACCESS_ALL) {
+    if (p->access & ~QHCA_ACCESS_MR_ALL) {
         return "unknown access flags";
     }
     /* Remote writes and atomics change memory: it must be writable. */
     if ((p->access & (QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_ATOMIC)) &&
         !(p->access & QHCA_ACCESS_LOCAL_WRITE)) {
         return "remote write or atomic access without local write";
+    }
+    if (p->flags & QHCA_MR_F_FAST_REG) {
+        /* Empty until a REG_MR WQE maps it: only its size is given. */
+        if (p->flags != QHCA_MR_F_FAST_REG || p->iova || p->length ||
+            p->pbl_addr || p->access || p->page_shift) {
+            return "fast-reg MR with a mapping";
+        }
+        if (!p->npages ||
+            le32_to_cpu(p->npages) > QHCA_FAST_REG_MAX_PAGES) {
+            return "fast-reg MR npages out of range";
+        }
+        return NULL;
     }
     if (length == 0 || length > QHCA_MAX_MR_SIZE) {
         return "length out of range";
@@ -174,6 +186,7 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
     uint32_t pdn = le32_to_cpu(p->pdn);
     uint32_t npages = le32_to_cpu(p->npages);
     bool phys = p->flags & QHCA_MR_F_PHYS;
+    bool fast_reg = p->flags & QHCA_MR_F_FAST_REG;
     g_autofree uint64_t *pages = NULL;
     const char *why;
     uint8_t status;
@@ -194,7 +207,13 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
         return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
 
-    if (!phys) {
+    if (fast_reg) {
+        pages = g_try_new0(uint64_t, npages);
+        if (!pages) {
+            return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                   "no host memory for the page list");
+        }
+    } else if (!phys) {
         pages = g_try_new(uint64_t, npages);
         if (!pages) {
             return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
@@ -219,14 +238,17 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
     mr->iova = le64_to_cpu(p->iova);
     mr->length = le64_to_cpu(p->length);
     mr->pages = g_steal_pointer(&pages);
-    mr->npages = phys ? 0 : npages;
+    mr->npages = (phys || fast_reg) ? 0 : npages;
     mr->pdn = pdn;
     mr->key = p->key;
     mr->access = p->access;
     mr->page_shift = p->page_shift;
     mr->phys = phys;
+    mr->fast_reg = fast_reg;
+    mr->valid = !fast_reg;
+    mr->max_pages = fast_reg ? npages : 0;
     s->mr[*index] = mr;
-    s->mr_pages += mr->npages;
+    s->mr_pages += npages;
     s->pd_refs[pdn]++;
     trace_qhca_mr_reg(*index, mr->key, pdn, mr->iova, mr->length,
                       mr->npages, mr->page_shift, mr->access, phys);
@@ -237,6 +259,10 @@ uint8_t qhca_mr_dereg(QhcaState *s, const QhcaCmd *cmd, uint32_t index)
 {
     if (!qhca_table_live(&s->mrs, index)) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such MR");
+    }
+    if (s->mr[index]->mw_refs) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                               "memory windows bound to the MR");
     }
     trace_qhca_mr_dereg(index);
     qhca_mr_free(s, index);
@@ -253,12 +279,20 @@ QhcaMr *qhca_mr_lookup(QhcaState *s, uint32_t key, uint32_t pdn,
     uint32_t index = QHCA_FIELD_GET(QHCA_MKEY_INDEX, key);
     QhcaMr *mr;
 
+    if (key & QHCA_MKEY_MW) {
+        /* A window key is an rkey: it serves remote access only. */
+        if (!(access & (QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_READ |
+                        QHCA_ACCESS_REMOTE_ATOMIC))) {
+            return NULL;
+        }
+        return qhca_mw_resolve(s, key, pdn, addr, len, access);
+    }
     if (!qhca_table_live(&s->mrs, index)) {
         return NULL;
     }
     mr = s->mr[index];
-    if (mr->key != QHCA_FIELD_GET(QHCA_MKEY_KEY, key) || mr->pdn != pdn ||
-        (mr->access & access) != access) {
+    if (!mr->valid || mr->key != QHCA_FIELD_GET(QHCA_MKEY_KEY, key) ||
+        mr->pdn != pdn || (mr->access & access) != access) {
         return NULL;
     }
     if (addr < mr->iova || len > mr->length ||

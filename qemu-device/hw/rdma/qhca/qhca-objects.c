@@ -90,16 +90,20 @@ void qhca_objects_init(QhcaState *s)
     s->pd_refs = g_new0(uint32_t, s->params.max_pds);
     s->uar_refs = g_new0(uint32_t, s->params.max_uars);
     qhca_mr_init(s);
+    qhca_mw_init(s);
     qhca_cq_init(s);
     qhca_qp_init(s);
     qhca_srq_init(s);
+    qhca_xrc_init(s);
 }
 
 void qhca_objects_fini(QhcaState *s)
 {
+    qhca_xrc_fini(s);
     qhca_srq_fini(s);
     qhca_qp_fini(s);
     qhca_cq_fini(s);
+    qhca_mw_fini(s);    /* before the MRs the windows hold */
     qhca_mr_fini(s);
     qhca_table_fini(&s->uars);
     qhca_table_fini(&s->pds);
@@ -116,7 +120,9 @@ void qhca_objects_reset(QhcaState *s)
 {
     qhca_qp_reset(s);
     qhca_srq_reset(s);   /* after the QPs that hold it */
+    qhca_xrc_reset(s);   /* after the SRQs and QPs in them */
     qhca_cq_reset(s);
+    qhca_mw_reset(s);
     qhca_mr_reset(s);
     qhca_table_reset(&s->uars);
     qhca_table_reset(&s->pds);

@@ -67,6 +67,9 @@ static bool qhca_check_params(QhcaParams *p, Error **errp)
         qhca_check_range("max-mr-pages", p->max_mr_pages, 1,
                          QHCA_MAX_MR_PAGES, errp) &&
         qhca_check_range("max-srqs", p->max_srqs, 1, QHCA_MAX_SRQS, errp) &&
+        qhca_check_range("max-mws", p->max_mws, 0, QHCA_MAX_MWS, errp) &&
+        qhca_check_range("max-xrcds", p->max_xrcds, 1, QHCA_MAX_XRCDS,
+                         errp) &&
         qhca_check_range("x-engine-spin-us", p->engine_spin_us, 0, 1000,
                          errp) &&
         qhca_check_range("max-srq-wr", p->max_srq_wr, 2, QHCA_MAX_SRQ_WR,
@@ -185,7 +188,9 @@ static const Property qhca_props[] = {
                        1048576),
     DEFINE_PROP_UINT32("msix-vectors", QhcaState, params.msix_vectors, 8),
     DEFINE_PROP_UINT32("max-srqs", QhcaState, params.max_srqs, 1024),
+    DEFINE_PROP_UINT32("max-mws", QhcaState, params.max_mws, 1024),
     DEFINE_PROP_UINT32("max-srq-wr", QhcaState, params.max_srq_wr, 4096),
+    DEFINE_PROP_UINT32("max-xrcds", QhcaState, params.max_xrcds, 64),
     /*
      * Tuning, not interface (qhca-engine.c): the engine thread's spin, and
      * doorbells running the engine on the vCPU.  Both off by default: on

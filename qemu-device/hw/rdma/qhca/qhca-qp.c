@@ -90,12 +90,19 @@ static void qhca_qp_free(QhcaState *s, QhcaQp *qp)
     qhca_mcast_detach_qp(s, qp->qpn);
     qhca_engine_unschedule(s, qp);
     qhca_qp_clear(qp);
-    s->pd_refs[qp->pdn]--;
-    s->uar_refs[qp->uar]--;
-    s->cq[qp->send_cqn].qp_refs--;
-    s->cq[qp->recv_cqn].qp_refs--;
-    if (qp->flags & QHCA_QP_F_SRQ) {
-        s->srq[qp->srqn].qp_refs--;
+    if (qp->type == QHCA_QPT_XRC_TGT) {
+        /* Only its domain: pdn, srqn and recv_cqn are borrowed. */
+        s->xrcd_refs[qp->xrcd]--;
+    } else {
+        s->pd_refs[qp->pdn]--;
+        s->uar_refs[qp->uar]--;
+        s->cq[qp->send_cqn].qp_refs--;
+        if (qp->type != QHCA_QPT_XRC_INI) {
+            s->cq[qp->recv_cqn].qp_refs--;
+        }
+        if (qp->flags & QHCA_QP_F_SRQ) {
+            s->srq[qp->srqn].qp_refs--;
+        }
     }
     g_free(qp->req.win);
     qp->req.win = NULL;
@@ -129,8 +136,12 @@ static const char *qhca_qp_check_params(QhcaState *s,
         return "reserved field set";
     }
     if (p->type != QHCA_QPT_RC && p->type != QHCA_QPT_UC &&
-        p->type != QHCA_QPT_UD) {
+        p->type != QHCA_QPT_UD && p->type != QHCA_QPT_XRC_INI &&
+        p->type != QHCA_QPT_XRC_TGT) {
         return "QP type not supported";
+    }
+    if (p->type == QHCA_QPT_XRC_INI || p->type == QHCA_QPT_XRC_TGT) {
+        return qhca_xrc_check_qp(p);
     }
     if (p->flags & QHCA_QP_F_SRQ) {
         /* Receives come from the SRQ: the QP has no RQ. */
@@ -158,6 +169,46 @@ static const char *qhca_qp_check_params(QhcaState *s,
     return NULL;
 }
 
+/* An XRC TGT QP: no rings, no CQ, no UAR; only its domain (in pdn). */
+static uint8_t qhca_qp_create_tgt(QhcaState *s, const QhcaCmd *cmd,
+                                  uint32_t xrcd, uint32_t *qpn)
+{
+    QhcaQp *qp;
+
+    if (!qhca_table_live(&s->xrcds, xrcd)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
+                               "no such XRC domain");
+    }
+    if (!qhca_table_alloc(&s->qps, qpn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+    }
+    qp = &s->qp[*qpn];
+    qhca_qp_clear(qp);
+    qp->type = QHCA_QPT_XRC_TGT;
+    /* Receives come from the SRQ each request names. */
+    qp->flags = QHCA_QP_F_SRQ;
+    qp->xrcd = xrcd;
+    qp->pdn = 0;
+    qp->srqn = 0;
+    qp->send_cqn = 0;
+    qp->recv_cqn = 0;
+    qp->sq_addr = 0;
+    qp->rq_addr = 0;
+    qp->sq_depth_log2 = 0;
+    qp->rq_depth_log2 = 0;
+    qp->sq_stride_log2 = 0;
+    qp->rq_stride_log2 = 0;
+    qatomic_set(&qp->sq_entries, 0);
+    qatomic_set(&qp->rq_entries, 0);
+    /* No doorbell page matches: doorbells for it are guest errors. */
+    qatomic_set(&qp->uar, UINT32_MAX);
+    qp->req.win_size = 1;
+    qp->req.win = g_new0(QhcaSwqe, 1);
+    s->xrcd_refs[xrcd]++;
+    trace_qhca_xrc_qp_create(*qpn, qp->type, xrcd);
+    return QHCA_AQ_SUCCESS;
+}
+
 uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
                        const struct qhca_cmd_create_qp *p, uint32_t *qpn)
 {
@@ -176,6 +227,13 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
     if (why) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
     }
+    if (p->type == QHCA_QPT_XRC_TGT) {
+        return qhca_qp_create_tgt(s, cmd, pdn, qpn);
+    }
+    if (p->type == QHCA_QPT_XRC_INI) {
+        /* No receive side: the send CQ stands in for the receive CQ. */
+        recv_cqn = send_cqn;
+    }
     if (!qhca_table_live(&s->pds, pdn)) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
     }
@@ -193,9 +251,13 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                "SRQ of another PD");
     }
+    if (on_srq && s->srq[srqn].type != QHCA_SRQT_BASIC) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "XRC SRQ for a QP that is not XRC TGT");
+    }
     if (!qhca_dma_in_ram(s, sq_addr, 1ull << (p->sq_depth_log2 +
                                               p->sq_stride_log2), false) ||
-        (!on_srq &&
+        (!on_srq && p->type != QHCA_QPT_XRC_INI &&
          !qhca_dma_in_ram(s, rq_addr, 1ull << (p->rq_depth_log2 +
                                                p->rq_stride_log2), false))) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
@@ -212,6 +274,7 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
     qp->recv_cqn = recv_cqn;
     qp->flags = p->flags;
     qp->srqn = on_srq ? srqn : 0;
+    qp->xrcd = 0;
     qp->type = p->type;
     qp->sq_addr = sq_addr;
     qp->rq_addr = rq_addr;
@@ -220,7 +283,9 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
     qp->sq_stride_log2 = p->sq_stride_log2;
     qp->rq_stride_log2 = p->rq_stride_log2;
     qatomic_set(&qp->sq_entries, 1u << p->sq_depth_log2);
-    qatomic_set(&qp->rq_entries, 1u << p->rq_depth_log2);
+    /* An XRC INI QP has no RQ: every DB_RQ index is beyond it. */
+    qatomic_set(&qp->rq_entries, p->type == QHCA_QPT_XRC_INI ? 0 :
+                                 1u << p->rq_depth_log2);
     qatomic_set(&qp->uar, uar);
     qp->req.win_size = MIN(qp->sq_entries, QHCA_REQ_WINDOW);
     qp->req.win = g_new0(QhcaSwqe, qp->req.win_size);
@@ -228,7 +293,9 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
     s->pd_refs[pdn]++;
     s->uar_refs[uar]++;
     s->cq[send_cqn].qp_refs++;
-    s->cq[recv_cqn].qp_refs++;
+    if (p->type != QHCA_QPT_XRC_INI) {
+        s->cq[recv_cqn].qp_refs++;
+    }
     if (on_srq) {
         s->srq[srqn].qp_refs++;
     }
@@ -301,7 +368,7 @@ void qhca_qp_error(QhcaState *s, QhcaQp *qp, enum qhca_event_type event)
     qp->resp.in_send = false;
     qp->resp.in_write = false;
     /* After its last receive completes, a QP on an SRQ says so. */
-    qp->srq_last_wqe = qp->flags & QHCA_QP_F_SRQ;
+    qp->srq_last_wqe = qp->flags & QHCA_QP_F_SRQ;  /* XRC TGT too */
     if (event) {
         qhca_eq_broadcast(s, event, qp->qpn);
     }
@@ -382,7 +449,9 @@ bool qhca_qp_flush(QhcaState *s, QhcaQp *qp)
         req->rd_out = 0;
     }
 
-    if (qp->flags & QHCA_QP_F_SRQ) {
+    if (qp->type == QHCA_QPT_XRC_TGT) {
+        qhca_xrc_tgt_flush(s, qp);
+    } else if (qp->flags & QHCA_QP_F_SRQ) {
         qhca_srq_qp_flush(s, qp);
     }
     while (qp->rq_ci != qp->rq_pi && budget) {
@@ -420,7 +489,7 @@ static bool qhca_qp_index_ok(uint16_t pi, uint16_t old_pi, uint16_t ci,
 
 void qhca_qp_sq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi)
 {
-    if (qp->state == QHCA_QPS_RESET) {
+    if (qp->state == QHCA_QPS_RESET || qp->type == QHCA_QPT_XRC_TGT) {
         return;
     }
     if (!qhca_qp_index_ok(pi, qp->sq_pi, qp->sq_comp, qp->sq_entries)) {

@@ -36,6 +36,12 @@ uint8_t qhca_wc_opcode(uint8_t wr_opcode)
         return QHCA_WC_COMP_SWAP;
     case QHCA_WR_ATOMIC_FETCH_AND_ADD:
         return QHCA_WC_FETCH_ADD;
+    case QHCA_WR_BIND_MW:
+        return QHCA_WC_BIND_MW;
+    case QHCA_WR_LOCAL_INV:
+        return QHCA_WC_LOCAL_INV;
+    case QHCA_WR_REG_MR:
+        return QHCA_WC_REG_MR;
     default:
         return QHCA_WC_SEND;
     }
@@ -60,7 +66,15 @@ static bool qhca_wr_has_imm(uint8_t op)
 
 static bool qhca_wr_is_send(uint8_t op)
 {
-    return op == QHCA_WR_SEND || op == QHCA_WR_SEND_WITH_IMM;
+    return op == QHCA_WR_SEND || op == QHCA_WR_SEND_WITH_IMM ||
+           op == QHCA_WR_SEND_WITH_INV;
+}
+
+/* Memory operations (1.2): run in SQ order, nothing on the wire. */
+static bool qhca_wr_is_local(uint8_t op)
+{
+    return op == QHCA_WR_LOCAL_INV || op == QHCA_WR_BIND_MW ||
+           op == QHCA_WR_REG_MR;
 }
 
 static QhcaSwqe *qhca_req_wqe(QhcaQp *qp, uint16_t idx)
@@ -105,8 +119,12 @@ static uint8_t qhca_req_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
     uint8_t access;
     unsigned i;
 
-    if (h->opcode > QHCA_WR_ATOMIC_FETCH_AND_ADD) {
+    if (h->opcode > QHCA_WR_SEND_WITH_INV && h->opcode != QHCA_WR_REG_MR) {
         *why = "unknown opcode";
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+    if (h->opcode == QHCA_WR_SEND_WITH_INV && qp->type != QHCA_QPT_RC) {
+        *why = "SEND_WITH_INV on a QP that is not RC";
         return QHCA_WC_LOC_QP_OP_ERR;
     }
     if (h->flags & QHCA_WQE_F_RSVD) {
@@ -194,13 +212,23 @@ static bool qhca_req_take(QhcaState *s, QhcaQp *qp)
     w->rkey = le32_to_cpu(h.rkey);
     w->compare_add = le64_to_cpu(h.compare_add);
     w->swap = le64_to_cpu(h.swap);
+    w->xrc_srqn = qp->type == QHCA_QPT_XRC_INI ? le32_to_cpu(h.xrc_srqn) : 0;
     qp->sq_next++;
     qhca_count(s, QHCA_CNT_SQ_WQES, 1);
 
-    /* UD and UC allow fewer opcodes; a UD WQE carries an address. */
-    status = qhca_xport_check_wqe(s, qp, w, &h, &why);
-    if (status == QHCA_WC_SUCCESS) {
-        status = qhca_req_check(s, qp, w, &h, &why);
+    if (qhca_wr_is_local(h.opcode)) {
+        if (h.flags & QHCA_WQE_F_RSVD) {
+            why = "reserved flags set";
+            status = QHCA_WC_LOC_QP_OP_ERR;
+        } else {
+            status = qhca_local_check(s, qp, w, &h, &why);
+        }
+    } else {
+        /* UD and UC allow fewer opcodes; a UD WQE carries an address. */
+        status = qhca_xport_check_wqe(s, qp, w, &h, &why);
+        if (status == QHCA_WC_SUCCESS) {
+            status = qhca_req_check(s, qp, w, &h, &why);
+        }
     }
     if (status == QHCA_WC_SUCCESS && qp->type == QHCA_QPT_UD &&
         w->length > mtu) {
@@ -220,7 +248,9 @@ static bool qhca_req_take(QhcaState *s, QhcaQp *qp)
         qhca_req_fail(s, qp, w, status, why);
         return true;
     }
-    if (qhca_wr_is_atomic(w->opcode)) {
+    if (qhca_wr_is_local(w->opcode)) {
+        w->npkts = 0;
+    } else if (qhca_wr_is_atomic(w->opcode)) {
         w->npkts = 1;
     } else {
         w->npkts = w->length ? DIV_ROUND_UP(w->length, mtu) : 1;
@@ -378,7 +408,11 @@ static uint8_t qhca_req_gather(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
 static uint8_t qhca_req_ib_opcode(QhcaSwqe *w, bool first, bool last)
 {
     bool imm = qhca_wr_has_imm(w->opcode);
+    bool inv = w->opcode == QHCA_WR_SEND_WITH_INV;
 
+    if (inv && last) {
+        return first ? QHCA_IB_SEND_ONLY_INV : QHCA_IB_SEND_LAST_INV;
+    }
     if (qhca_wr_is_send(w->opcode)) {
         if (first && last) {
             return imm ? QHCA_IB_SEND_ONLY_IMM : QHCA_IB_SEND_ONLY;
@@ -461,6 +495,7 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
         }
         if (last) {
             pkt->imm = w->imm;
+            pkt->ieth = w->opcode == QHCA_WR_SEND_WITH_INV ? w->rkey : 0;
             pkt->solicited = (w->flags & QHCA_WQE_F_SOLICITED) &&
                              (qhca_wr_is_send(w->opcode) ||
                               qhca_wr_has_imm(w->opcode));
@@ -481,7 +516,7 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
         req->cur++;
         req->cur_pkt = 0;
     }
-    if (qp->type != QHCA_QPT_RC) {
+    if (qp->type == QHCA_QPT_UC || qp->type == QHCA_QPT_UD) {
         /* UC and UD are unacknowledged: a WQE sent is complete. */
         qhca_req_acked(s, qp, req->high_psn);
         qhca_req_complete(s, qp);
@@ -543,6 +578,22 @@ bool qhca_req_step(QhcaState *s, QhcaQp *qp)
             }
             if ((w->flags & QHCA_WQE_F_FENCE) && req->rd_out) {
                 return false;
+            }
+            if (qhca_wr_is_local(w->opcode)) {
+                const char *why = NULL;
+                uint8_t status;
+
+                w->started = true;
+                w->first_psn = req->next_psn;
+                status = qhca_local_exec(s, qp, w, &why);
+                trace_qhca_wqe_local(qp->qpn, w->idx, w->opcode, status);
+                if (status != QHCA_WC_SUCCESS) {
+                    qhca_req_fail(s, qp, w, status, why);
+                } else {
+                    w->done = true;
+                    qhca_req_complete(s, qp);
+                }
+                continue;
             }
             if (qhca_wr_is_rd_atomic(w->opcode)) {
                 if (req->rd_out >= MAX(qp->max_rd_atomic, 1)) {

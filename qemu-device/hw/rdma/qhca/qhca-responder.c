@@ -154,10 +154,12 @@ bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
 {
     QhcaResponder *resp = &qp->resp;
     bool imm = qhca_pkt_flags(pkt->opcode) & QHCA_PKT_IMM;
+    bool inv = (qhca_pkt_flags(pkt->opcode) & QHCA_PKT_IETH) &&
+               status == QHCA_WC_SUCCESS;
     struct qhca_cqe cqe = {
         .wr_id = cpu_to_le64(resp->rwqe.wr_id),
         .byte_len = cpu_to_le32(byte_len),
-        .imm_data = imm ? pkt->imm : 0,
+        .imm_data = imm ? pkt->imm : inv ? cpu_to_be32(pkt->ieth) : 0,
         .qpn = cpu_to_le32(qp->qpn),
         .src_qp = cpu_to_le32(qp->dest_qpn),
         .wqe_idx = cpu_to_le16(resp->rwqe.idx),
@@ -165,6 +167,7 @@ bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
         .opcode = opcode,
         .status = status,
         .flags = (imm ? QHCA_CQE_F_IMM : 0) |
+                 (inv ? QHCA_CQE_F_INV : 0) |
                  (pkt->solicited ? QHCA_CQE_F_SOLICITED : 0),
     };
 
@@ -240,6 +243,14 @@ static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 
     if (f & QHCA_PKT_LAST) {
         resp->in_send = false;
+        /* The message is placed: now its IETH key goes (1.2). */
+        if ((f & QHCA_PKT_IETH) && !qhca_invalidate(s, qp->pdn, pkt->ieth)) {
+            qhca_resp_recv_error(s, qp, pkt, QHCA_WC_REM_INV_REQ_ERR,
+                                 QHCA_NAK_INV_REQ,
+                                 "SEND_WITH_INV of a key that cannot be "
+                                 "invalidated");
+            return;
+        }
         resp->msn++;
         if (!qhca_resp_complete(s, qp, QHCA_WC_RECV, QHCA_WC_SUCCESS,
                                 resp->rcv_off, pkt)) {
@@ -520,6 +531,17 @@ void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         return;
     }
     resp->nak_sent = false;
+
+    if (qp->type == QHCA_QPT_XRC_TGT) {
+        const char *why;
+
+        if (!qhca_xrc_resp_select(s, qp, pkt, &why)) {
+            trace_qhca_err_xrc_resp(qp->qpn, pkt->psn, pkt->xrc_srqn, why);
+            qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ,
+                            QHCA_EVENT_QP_REQ_ERR, why);
+            return;
+        }
+    }
 
     /* A message in progress continues; otherwise one starts. */
     if (in_msg ? (f & QHCA_PKT_FIRST) ||

@@ -42,6 +42,10 @@ static void qhca_srq_free(QhcaState *s, QhcaSrq *srq)
 {
     s->pd_refs[srq->pdn]--;
     s->uar_refs[srq->uar]--;
+    if (srq->type == QHCA_SRQT_XRC) {
+        s->xrcd_refs[srq->xrcd]--;
+        s->cq[srq->cqn].qp_refs--;
+    }
     qatomic_set(&srq->entries, 0);
     qatomic_set(&srq->db_pi, 0);
     qhca_table_free(&s->srqs, srq->srqn);
@@ -66,12 +70,30 @@ uint8_t qhca_srq_create(QhcaState *s, const QhcaCmd *cmd,
     uint32_t pdn = le32_to_cpu(p->pdn);
     uint32_t uar = le32_to_cpu(p->uar);
     uint32_t limit = le32_to_cpu(p->limit);
+    uint32_t xrcd = le32_to_cpu(p->xrcd);
+    uint32_t cqn = le32_to_cpu(p->cqn);
+    bool xrc = p->type == QHCA_SRQT_XRC;
     unsigned max_depth = 31 - clz32(s->params.max_srq_wr);
     QhcaSrq *srq;
 
-    if (p->rsvd0 || p->rsvd1[0] || p->rsvd1[1]) {
+    if (p->rsvd0 || p->rsvd1) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                "reserved field set");
+    }
+    if (p->type != QHCA_SRQT_BASIC && !xrc) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "SRQ type not supported");
+    }
+    if (!xrc && (xrcd || cqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "XRC domain or CQ for a basic SRQ");
+    }
+    if (xrc && !qhca_table_live(&s->xrcds, xrcd)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
+                               "no such XRC domain");
+    }
+    if (xrc && !qhca_table_live(&s->cqs, cqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
     }
     if (p->depth_log2 < 1 || p->depth_log2 > max_depth) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
@@ -111,6 +133,13 @@ uint8_t qhca_srq_create(QhcaState *s, const QhcaCmd *cmd,
     srq->depth_log2 = p->depth_log2;
     srq->stride_log2 = p->stride_log2;
     srq->limit = limit;
+    srq->type = p->type;
+    srq->xrcd = xrc ? xrcd : 0;
+    srq->cqn = xrc ? cqn : 0;
+    if (xrc) {
+        s->xrcd_refs[xrcd]++;
+        s->cq[cqn].qp_refs++;
+    }
     srq->pi = 0;
     srq->qp_refs = 0;
     qatomic_set(&srq->ci, 0);
@@ -122,6 +151,9 @@ uint8_t qhca_srq_create(QhcaState *s, const QhcaCmd *cmd,
     s->uar_refs[uar]++;
     trace_qhca_srq_create(*srqn, pdn, uar, ring, srq->entries,
                           1u << srq->stride_log2, limit);
+    if (xrc) {
+        trace_qhca_srq_create_xrc(*srqn, xrcd, cqn);
+    }
     return QHCA_AQ_SUCCESS;
 }
 

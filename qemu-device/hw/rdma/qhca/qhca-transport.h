@@ -38,6 +38,8 @@ enum qhca_ib_opcode {
     QHCA_IB_ATOMIC_ACKNOWLEDGE      = 0x12,
     QHCA_IB_COMPARE_SWAP            = 0x13,
     QHCA_IB_FETCH_ADD               = 0x14,
+    QHCA_IB_SEND_LAST_INV           = 0x16,
+    QHCA_IB_SEND_ONLY_INV           = 0x17,
     QHCA_IB_OPCODE_NUM
 };
 
@@ -54,6 +56,7 @@ enum qhca_ib_opcode {
 #define QHCA_PKT_AETH           0x0200
 #define QHCA_PKT_IMM            0x0400
 #define QHCA_PKT_PAYLOAD        0x0800
+#define QHCA_PKT_IETH           0x1000  /* the key to invalidate */
 
 /*
  * The transport of a packet: the top three bits of the BTH opcode byte
@@ -63,6 +66,7 @@ enum qhca_ib_opcode {
 #define QHCA_IB_TRANSPORT_RC    0x00
 #define QHCA_IB_TRANSPORT_UC    0x20
 #define QHCA_IB_TRANSPORT_UD    0x60
+#define QHCA_IB_TRANSPORT_XRC   0xa0
 
 extern const uint16_t qhca_ib_opcode_flags[QHCA_IB_OPCODE_NUM];
 extern const char *const qhca_ib_opcode_names[QHCA_IB_OPCODE_NUM];
@@ -138,6 +142,9 @@ typedef struct QhcaPacket {
     /* ImmDt: the bytes as posted */
     uint32_t imm;
 
+    /* IETH: the rkey the responder invalidates */
+    uint32_t ieth;
+
     /* AtomicETH */
     uint64_t swap_add;
     uint64_t compare;
@@ -147,6 +154,9 @@ typedef struct QhcaPacket {
 
     /* DETH (UD): the Q_Key and, in src_qpn, the source QP */
     uint32_t qkey;
+
+    /* XRCETH (XRC): the XRC SRQ of the target */
+    uint32_t xrc_srqn;
 
     /* The sending QP: on the wire in the DETH, otherwise for traces. */
     uint32_t src_qpn;

@@ -37,6 +37,9 @@ uint8_t qhca_qp_transport(const QhcaQp *qp)
         return QHCA_IB_TRANSPORT_UC;
     case QHCA_QPT_UD:
         return QHCA_IB_TRANSPORT_UD;
+    case QHCA_QPT_XRC_INI:
+    case QHCA_QPT_XRC_TGT:
+        return QHCA_IB_TRANSPORT_XRC;
     default:
         return QHCA_IB_TRANSPORT_RC;
     }
@@ -124,6 +127,11 @@ void qhca_xport_fill_packet(QhcaState *s, QhcaQp *qp, const QhcaSwqe *w,
     const QhcaAv *av = &w->av;
 
     pkt->transport = qhca_qp_transport(qp);
+    if (qp->type == QHCA_QPT_XRC_INI) {
+        /* Every request packet names the target's SRQ (XRCETH). */
+        pkt->xrc_srqn = w->xrc_srqn;
+        return;
+    }
     if (qp->type == QHCA_QPT_RC) {
         return;
     }
@@ -471,7 +479,25 @@ void qhca_xport_transition(uint8_t type, uint8_t cur, uint8_t next,
     uint32_t opt = type == QHCA_QPT_UD ? QHCA_QP_ATTR_QKEY
                                        : QHCA_QP_ATTR_ACCESS;
 
-    if (type == QHCA_QPT_RC || next == QHCA_QPS_RESET ||
+    if (type == QHCA_QPT_XRC_INI && cur == QHCA_QPS_INIT &&
+        next == QHCA_QPS_RTR) {
+        /* No responder: its limits are optional (ib_modify_qp_is_ok). */
+        *required &= ~(QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                       QHCA_QP_ATTR_MIN_RNR_TIMER);
+        *optional |= QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                     QHCA_QP_ATTR_MIN_RNR_TIMER;
+        return;
+    }
+    if (type == QHCA_QPT_XRC_TGT && cur == QHCA_QPS_RTR &&
+        next == QHCA_QPS_RTS) {
+        /* No requester: only sq_psn and timeout are required. */
+        *optional |= *required & ~(QHCA_QP_ATTR_SQ_PSN |
+                                   QHCA_QP_ATTR_TIMEOUT);
+        *required &= QHCA_QP_ATTR_SQ_PSN | QHCA_QP_ATTR_TIMEOUT;
+        return;
+    }
+    if (type == QHCA_QPT_RC || type == QHCA_QPT_XRC_INI ||
+        type == QHCA_QPT_XRC_TGT || next == QHCA_QPS_RESET ||
         next == QHCA_QPS_ERR || next == QHCA_QPS_SQD) {
         return;
     }

@@ -27,6 +27,7 @@
 #define F_AETH  QHCA_PKT_AETH
 #define F_IMM   QHCA_PKT_IMM
 #define F_PAY   QHCA_PKT_PAYLOAD
+#define F_IETH  QHCA_PKT_IETH
 
 const uint16_t qhca_ib_opcode_flags[QHCA_IB_OPCODE_NUM] = {
     [QHCA_IB_SEND_FIRST] = F_REQ | F_SEND | F_FIRST | F_PAY,
@@ -51,6 +52,8 @@ const uint16_t qhca_ib_opcode_flags[QHCA_IB_OPCODE_NUM] = {
     [QHCA_IB_ATOMIC_ACKNOWLEDGE] = F_ATOM | F_ACK | F_AETH,
     [QHCA_IB_COMPARE_SWAP] = F_REQ | F_ATOM | F_ONLY,
     [QHCA_IB_FETCH_ADD] = F_REQ | F_ATOM | F_ONLY,
+    [QHCA_IB_SEND_LAST_INV] = F_REQ | F_SEND | F_LAST | F_PAY | F_IETH,
+    [QHCA_IB_SEND_ONLY_INV] = F_REQ | F_SEND | F_ONLY | F_PAY | F_IETH,
 };
 
 const char *const qhca_ib_opcode_names[QHCA_IB_OPCODE_NUM] = {
@@ -75,6 +78,8 @@ const char *const qhca_ib_opcode_names[QHCA_IB_OPCODE_NUM] = {
     [QHCA_IB_ATOMIC_ACKNOWLEDGE] = "ATOMIC_ACKNOWLEDGE",
     [QHCA_IB_COMPARE_SWAP] = "COMPARE_SWAP",
     [QHCA_IB_FETCH_ADD] = "FETCH_ADD",
+    [QHCA_IB_SEND_LAST_INV] = "SEND_LAST_INV",
+    [QHCA_IB_SEND_ONLY_INV] = "SEND_ONLY_INV",
 };
 
 void qhca_wire_init(QhcaState *s)
@@ -112,6 +117,8 @@ QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
     pkt->dlid = qp->dlid;
     pkt->sl = qp->sl;
     pkt->opcode = opcode;
+    /* Answers go by the QP's transport too (XRC's differs from RC's). */
+    pkt->transport = qhca_qp_transport(qp);
     pkt->dest_qpn = dest_qpn;
     pkt->psn = psn & QHCA_PSN_MASK;
     pkt->src_qpn = qp->qpn;
@@ -159,8 +166,16 @@ static void qhca_wire_deliver(QhcaState *s, const QhcaPacket *pkt)
     } else if (pkt->transport == QHCA_IB_TRANSPORT_UC) {
         qhca_uc_receive(s, qp, pkt);
     } else if (qhca_pkt_flags(pkt->opcode) & QHCA_PKT_REQUEST) {
+        if (qp->type == QHCA_QPT_XRC_INI) {
+            trace_qhca_pkt_drop(qp->qpn, pkt->psn, "request for XRC INI");
+            return;
+        }
         qhca_resp_receive(s, qp, pkt);
     } else {
+        if (qp->type == QHCA_QPT_XRC_TGT) {
+            trace_qhca_pkt_drop(qp->qpn, pkt->psn, "response for XRC TGT");
+            return;
+        }
         qhca_req_receive(s, qp, pkt);
     }
 }

@@ -30,11 +30,13 @@ OBJECT_DECLARE_SIMPLE_TYPE(QhcaState, QHCA)
 #define QHCA_MAX_EQS            256
 #define QHCA_MAX_QPS            65536
 #define QHCA_MAX_CQS            65536
-#define QHCA_MAX_MRS            (1u << 24)
+#define QHCA_MAX_MRS            (1u << 23)  /* bit 31 of a key: an MW */
+#define QHCA_MAX_MWS            (1u << 23)
 #define QHCA_MAX_QP_WR          32768   /* 16-bit indices: see the spec */
 #define QHCA_MAX_CQE            32768
 #define QHCA_MAX_SRQS           65535       /* 16-bit srqn, 0 unused */
 #define QHCA_MAX_SRQ_WR         32768       /* 16-bit indices */
+#define QHCA_MAX_XRCDS          65535
 #define QHCA_MAX_MR_PAGES       (1u << 28)  /* 2 GiB of page lists */
 #define QHCA_MIN_MSIX_VECTORS   2
 #define QHCA_MAX_MSIX_VECTORS   64
@@ -61,6 +63,8 @@ typedef struct QhcaParams {
     uint32_t msix_vectors;
     uint32_t max_srqs;
     uint32_t max_srq_wr;
+    uint32_t max_xrcds;
+    uint32_t max_mws;           /* 1.2; 0: no memory windows */
     uint32_t engine_spin_us;    /* longest spin before sleeping; 0: none */
     bool engine_inline;         /* doorbells may run the engine in the vCPU */
 } QhcaParams;
@@ -145,8 +149,12 @@ struct QhcaState {
     uint32_t *pd_refs;          /* MRs and QPs using each PD */
     uint32_t *uar_refs;         /* CQs and QPs using each UAR */
     uint64_t mr_pages;          /* page list entries all MRs hold */
+    QhcaTable mws;              /* 1.2: memory windows */
+    QhcaMw **mw;                /* by MW index */
     QhcaTable srqs;             /* 1.2 */
     QhcaSrq *srq;               /* by SRQ number, allocated once */
+    QhcaTable xrcds;            /* 1.2: XRC domains */
+    uint32_t *xrcd_refs;        /* XRC SRQs and TGT QPs in each */
     QhcaMcast mcast[QHCA_MAX_MCAST_GROUPS];     /* 1.2 */
     QhcaEngine engine;
 
@@ -263,6 +271,21 @@ QhcaMr *qhca_mr_lookup(QhcaState *s, uint32_t key, uint32_t pdn,
                        uint64_t addr, uint64_t len, uint8_t access);
 bool qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
                   uint32_t len, bool to_mr);
+/* qhca-mw.c */
+void qhca_mw_init(QhcaState *s);
+void qhca_mw_fini(QhcaState *s);
+void qhca_mw_reset(QhcaState *s);
+uint8_t qhca_mw_alloc(QhcaState *s, const QhcaCmd *cmd,
+                      const struct qhca_cmd_alloc_mw *p, uint32_t *index);
+uint8_t qhca_mw_dealloc(QhcaState *s, const QhcaCmd *cmd, uint32_t index);
+QhcaMr *qhca_mw_resolve(QhcaState *s, uint32_t key, uint32_t pdn,
+                        uint64_t addr, uint64_t len, uint8_t access);
+uint8_t qhca_local_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
+                         const struct qhca_sq_wqe *h, const char **why);
+uint8_t qhca_local_exec(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
+                        const char **why);
+bool qhca_invalidate(QhcaState *s, uint32_t pdn, uint32_t key);
+
 uint8_t qhca_sgl_copy(QhcaState *s, uint32_t pdn, const QhcaSge *sge,
                       unsigned num_sge, uint8_t access, uint64_t offset,
                       void *buf, uint32_t len, bool to_sgl);
@@ -307,6 +330,15 @@ void qhca_srq_doorbell(QhcaState *s, uint64_t page, uint32_t val);
 bool qhca_srq_empty(QhcaState *s, QhcaQp *qp);
 uint8_t qhca_srq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r);
 void qhca_srq_qp_flush(QhcaState *s, QhcaQp *qp);
+
+/* qhca-xrc.c */
+void qhca_xrc_init(QhcaState *s);
+void qhca_xrc_fini(QhcaState *s);
+void qhca_xrc_reset(QhcaState *s);
+const char *qhca_xrc_check_qp(const struct qhca_cmd_create_qp *p);
+bool qhca_xrc_resp_select(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
+                          const char **why);
+void qhca_xrc_tgt_flush(QhcaState *s, QhcaQp *qp);
 
 /* qhca-qp-modify.c */
 uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
