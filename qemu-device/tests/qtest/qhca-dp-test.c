@@ -736,7 +736,7 @@ static void test_mr(void)
     g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
     c.access = QHCA_ACCESS_REMOTE_ATOMIC | QHCA_ACCESS_REMOTE_READ;
     g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
-    c.access = 0x10 | QHCA_ACCESS_LOCAL_WRITE;
+    c.access = 0x20 | QHCA_ACCESS_LOCAL_WRITE;     /* 0x10 is MW_BIND (1.2) */
     g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
     c.access = QHCA_ACCESS_REMOTE_READ;
     g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_SUCCESS);
@@ -1484,7 +1484,8 @@ static void test_bad_wqe(void)
         uint8_t wc_opcode;
         uint8_t status;
     } bad[] = {
-        { 7, QHCA_WQE_F_SIGNALED, 0, 0, QHCA_WC_SEND,
+        /* The first opcode 1.2 does not define (7 .. 9 are MW ops). */
+        { QHCA_WR_SEND_WITH_INV + 1, QHCA_WQE_F_SIGNALED, 0, 0, QHCA_WC_SEND,
           QHCA_WC_LOC_QP_OP_ERR },
         { 0xff, 0, 0, 0, QHCA_WC_SEND, QHCA_WC_LOC_QP_OP_ERR },
         { QHCA_WR_SEND, 0x10, 0, 0, QHCA_WC_SEND, QHCA_WC_LOC_QP_OP_ERR },

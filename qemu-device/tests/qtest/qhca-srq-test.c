@@ -503,7 +503,7 @@ static void test_srq_commands(void)
     c.rsvd0 = cpu_to_le16(1);
     g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
     c = srt_srq_params(s);
-    c.rsvd1[1] = cpu_to_le64(1);
+    c.rsvd1 = cpu_to_le64(1);
     g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==, QHCA_AQ_BAD_PARAM);
     c = srt_srq_params(s);
     c.depth_log2 = 0;

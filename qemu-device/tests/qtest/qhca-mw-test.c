@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qtest for qhca memory windows and fast registration (interface 1.2):
+ * ALLOC_MW/DEALLOC_MW and fast-reg REG_MR with every malformed field, and
+ * BIND_MW, REG_MR and LOCAL_INV WQEs, well formed and malformed, each on
+ * a fresh QP so that the completion status of every case shows.  The
+ * device must answer each with the status the spec gives and stay alive.
+ * The test plays the driver, with plain memory accesses.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qhca-qtest.h"
+
+#define SQ_LOG2             2
+#define SQ_STRIDE_LOG2      7
+#define CQ_LOG2             6
+#define LID                 1
+#define MR_ACCESS           (QHCA_ACCESS_LOCAL_WRITE | \
+                             QHCA_ACCESS_REMOTE_WRITE | \
+                             QHCA_ACCESS_REMOTE_READ | QHCA_ACCESS_MW_BIND)
+#define FR_PAGES            4
+
+typedef struct Mwt {
+    QhcaTest *t;
+    uint32_t uar;
+    uint32_t pdn;
+    uint32_t eqn;
+    uint32_t cqn;
+    uint64_t cq;
+    uint64_t dbrec;
+    uint32_t ci;
+    uint32_t lkey;              /* physical MR over RAM, with MW_BIND */
+    uint32_t plain_lkey;        /* physical MR without MW_BIND */
+} Mwt;
+
+static uint32_t mwt_reg_phys(Mwt *m, uint8_t access, uint8_t key)
+{
+    struct qhca_cmd_reg_mr mr = {
+        .length = cpu_to_le64(RAM_END),
+        .pdn = cpu_to_le32(m->pdn),
+        .access = access,
+        .key = key,
+        .page_shift = 12,
+        .flags = QHCA_MR_F_PHYS,
+    };
+    uint32_t index;
+
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &mr, sizeof(mr), &index),
+                     ==, QHCA_AQ_SUCCESS);
+    return index << 8 | key;
+}
+
+static Mwt *mwt_start(const char *props)
+{
+    Mwt *m = g_new0(Mwt, 1);
+    QhcaTest *t = qhca_start(props);
+    uint64_t eq;
+    struct qhca_cmd_create_cq c = { 0 };
+    size_t size = sizeof(struct qhca_cqe) << CQ_LOG2;
+
+    m->t = t;
+    qt_enable(t, 5);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &m->uar), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &m->pdn), ==,
+                     QHCA_AQ_SUCCESS);
+    eq = guest_alloc(&t->alloc, 64 * sizeof(struct qhca_eqe));
+    qtest_memset(t->qts, eq, 0, 64 * sizeof(struct qhca_eqe));
+    g_assert_cmpuint(qt_create_eq(t, eq, 6, 2, 0, &m->eqn), ==,
+                     QHCA_AQ_SUCCESS);
+    m->cq = guest_alloc(&t->alloc, size);
+    m->dbrec = guest_alloc(&t->alloc, 64);
+    qtest_memset(t->qts, m->cq, 0, size);
+    qtest_memset(t->qts, m->dbrec, 0, 4);
+    c.ring_addr = cpu_to_le64(m->cq);
+    c.dbrec_addr = cpu_to_le64(m->dbrec);
+    c.eqn = cpu_to_le32(m->eqn);
+    c.uar = cpu_to_le32(m->uar);
+    c.depth_log2 = CQ_LOG2;
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_CQ, &c, sizeof(c), &m->cqn),
+                     ==, QHCA_AQ_SUCCESS);
+    m->lkey = mwt_reg_phys(m, MR_ACCESS, 0x11);
+    m->plain_lkey = mwt_reg_phys(m, QHCA_ACCESS_LOCAL_WRITE |
+                                 QHCA_ACCESS_REMOTE_WRITE, 0x22);
+    return m;
+}
+
+static void mwt_stop(Mwt *m)
+{
+    qt_assert_alive(m->t);
+    qhca_stop(m->t);
+    g_free(m);
+}
+
+/* The next CQE, within the timeout. */
+static struct qhca_cqe mwt_cqe(Mwt *m)
+{
+    uint64_t addr = m->cq + (m->ci & ((1u << CQ_LOG2) - 1)) *
+                            sizeof(struct qhca_cqe);
+    uint8_t phase = ((m->ci >> CQ_LOG2) & 1) ^ 1;
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+    struct qhca_cqe cqe;
+    uint32_t rec;
+
+    while ((qtest_readb(m->t->qts, addr + offsetof(struct qhca_cqe, owner)) &
+            QHCA_CQE_OWNER_PHASE) != phase) {
+        g_assert(g_get_monotonic_time() < end);
+        g_usleep(100);
+    }
+    qtest_memread(m->t->qts, addr, &cqe, sizeof(cqe));
+    m->ci++;
+    rec = cpu_to_le32(m->ci);
+    qtest_memwrite(m->t->qts, m->dbrec, &rec, sizeof(rec));
+    return cqe;
+}
+
+static void mwt_modify(Mwt *m, struct qhca_cmd_modify_qp *mq)
+{
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_MODIFY_QP, mq, sizeof(*mq), NULL),
+                     ==, QHCA_AQ_SUCCESS);
+}
+
+/* An RC QP of PD @pdn in RTS, connected to itself; returns its number. */
+static uint32_t mwt_qp(Mwt *m, uint32_t pdn, uint64_t *sq)
+{
+    size_t size = 1u << (SQ_LOG2 + SQ_STRIDE_LOG2);
+    struct qhca_cmd_create_qp c = {
+        .pdn = cpu_to_le32(pdn),
+        .uar = cpu_to_le32(m->uar),
+        .send_cqn = cpu_to_le16(m->cqn),
+        .recv_cqn = cpu_to_le16(m->cqn),
+        .type = QHCA_QPT_RC,
+        .sq_depth_log2 = SQ_LOG2,
+        .sq_stride_log2 = SQ_STRIDE_LOG2,
+        .rq_depth_log2 = 2,
+        .rq_stride_log2 = 6,
+    };
+    struct qhca_cmd_modify_qp mq;
+    uint32_t qpn;
+
+    *sq = guest_alloc(&m->t->alloc, size);
+    qtest_memset(m->t->qts, *sq, 0, size);
+    c.sq_addr = cpu_to_le64(*sq);
+    c.rq_addr = cpu_to_le64(guest_alloc(&m->t->alloc, 256));
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn),
+                     ==, QHCA_AQ_SUCCESS);
+    mq = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_ACCESS),
+        .state = QHCA_QPS_INIT,
+    };
+    mwt_modify(m, &mq);
+    mq = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
+                                 QHCA_QP_ATTR_DEST_QPN | QHCA_QP_ATTR_RQ_PSN |
+                                 QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                                 QHCA_QP_ATTR_MIN_RNR_TIMER),
+        .state = QHCA_QPS_RTR,
+        .dlid = cpu_to_le16(LID),
+        .path_mtu = 3,
+        .dest_qpn = cpu_to_le32(qpn),
+        .min_rnr_timer = 1,
+    };
+    mwt_modify(m, &mq);
+    mq = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
+                                 QHCA_QP_ATTR_TIMEOUT |
+                                 QHCA_QP_ATTR_RETRY_CNT |
+                                 QHCA_QP_ATTR_RNR_RETRY |
+                                 QHCA_QP_ATTR_MAX_RD_ATOMIC),
+        .state = QHCA_QPS_RTS,
+        .timeout = 14,
+        .retry_cnt = 7,
+        .rnr_retry = 7,
+    };
+    mwt_modify(m, &mq);
+    return qpn;
+}
+
+/*
+ * Post the 64-byte @wqe, signaled, as the only WQE of a fresh QP of PD
+ * @pdn and return its CQE; the QP is destroyed again.
+ */
+static struct qhca_cqe mwt_run_pd(Mwt *m, uint32_t pdn, const void *wqe)
+{
+    struct qhca_sq_wqe w;
+    struct qhca_cqe cqe;
+    uint64_t sq;
+    uint32_t qpn = mwt_qp(m, pdn, &sq);
+
+    memcpy(&w, wqe, sizeof(w));
+    w.flags |= QHCA_WQE_F_SIGNALED;
+    w.wr_id = cpu_to_le64(0x77);
+    qtest_memwrite(m->t->qts, sq, &w, sizeof(w));
+    qpci_io_writel(m->t->dev, m->t->bar2,
+                   m->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ, qpn << 16 | 1);
+    cqe = mwt_cqe(m);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x77);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qpn);
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DESTROY_QP, qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    qt_assert_alive(m->t);
+    return cqe;
+}
+
+static void mwt_expect(Mwt *m, const void *wqe, uint8_t status,
+                       uint8_t opcode)
+{
+    struct qhca_cqe cqe = mwt_run_pd(m, m->pdn, wqe);
+
+    g_assert_cmpuint(cqe.status, ==, status);
+    g_assert_cmpuint(cqe.opcode, ==, opcode);
+}
+
+static uint32_t mwt_alloc_mw(Mwt *m, uint32_t pdn, uint8_t type)
+{
+    struct qhca_cmd_alloc_mw a = { .pdn = cpu_to_le32(pdn), .type = type };
+    uint32_t index;
+
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_MW, &a, sizeof(a), &index),
+                     ==, QHCA_AQ_SUCCESS);
+    return QHCA_MKEY_MW | index << 8;
+}
+
+static struct qhca_sq_wqe_bind mwt_bind(uint32_t mw_key, uint8_t type,
+                                        uint32_t lkey, uint64_t addr,
+                                        uint64_t len)
+{
+    return (struct qhca_sq_wqe_bind) {
+        .opcode = QHCA_WR_BIND_MW,
+        .mw_key = cpu_to_le32(mw_key),
+        .addr = cpu_to_le64(addr),
+        .mr_lkey = cpu_to_le32(lkey),
+        .access = QHCA_ACCESS_REMOTE_WRITE,
+        .mw_type = type,
+        .length = cpu_to_le64(len),
+    };
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_caps(void)
+{
+    Mwt *m = mwt_start(",max-mws=3");
+    struct qhca_device_attr a;
+
+    g_assert_cmpuint(qt_query(m->t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(a.device_cap_flags) &
+                     (QHCA_DEV_CAP_MW | QHCA_DEV_CAP_MEM_MGT_EXT), ==,
+                     QHCA_DEV_CAP_MW | QHCA_DEV_CAP_MEM_MGT_EXT);
+    g_assert_cmpuint(le32_to_cpu(a.max_mw), ==, 3);
+    mwt_stop(m);
+
+    m = mwt_start(",max-mws=0");
+    g_assert_cmpuint(qt_query(m->t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(a.device_cap_flags) & QHCA_DEV_CAP_MW, ==,
+                     0);
+    g_assert_cmpuint(le32_to_cpu(a.max_mw), ==, 0);
+    {
+        struct qhca_cmd_alloc_mw c = { .pdn = cpu_to_le32(m->pdn), .type = 1 };
+        uint32_t index;
+
+        g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_MW, &c, sizeof(c),
+                                &index), ==, QHCA_AQ_NO_RESOURCES);
+    }
+    mwt_stop(m);
+}
+
+static void test_mw_commands(void)
+{
+    Mwt *m = mwt_start(",max-mws=2");
+    struct qhca_cmd_alloc_mw a = { .pdn = cpu_to_le32(m->pdn), .type = 1 };
+    uint32_t k1, k2, index;
+
+    a.type = 0;
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_MW, &a, sizeof(a), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    a.type = 3;
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_MW, &a, sizeof(a), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    a.type = 1;
+    a.rsvd0[1] = 1;
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_MW, &a, sizeof(a), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    a.rsvd0[1] = 0;
+    a.rsvd1 = cpu_to_le64(1);
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_MW, &a, sizeof(a), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    a.rsvd1 = 0;
+    a.pdn = cpu_to_le32(m->pdn + 100);
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_MW, &a, sizeof(a), &index),
+                     ==, QHCA_AQ_BAD_HANDLE);
+
+    k1 = mwt_alloc_mw(m, m->pdn, 1);
+    k2 = mwt_alloc_mw(m, m->pdn, 2);
+    g_assert_cmpuint(k1, !=, k2);
+    a.pdn = cpu_to_le32(m->pdn);
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_MW, &a, sizeof(a), &index),
+                     ==, QHCA_AQ_NO_RESOURCES);
+    /* The windows hold their PD. */
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DEALLOC_PD, m->pdn), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DEALLOC_MW, 2), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DEALLOC_MW,
+                                   (k1 & QHCA_MKEY_MW_INDEX) >> 8), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DEALLOC_MW,
+                                   (k1 & QHCA_MKEY_MW_INDEX) >> 8), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    mwt_stop(m);
+}
+
+static void test_fast_reg_commands(void)
+{
+    Mwt *m = mwt_start("");
+    struct qhca_cmd_reg_mr good = {
+        .pdn = cpu_to_le32(m->pdn),
+        .npages = cpu_to_le32(FR_PAGES),
+        .flags = QHCA_MR_F_FAST_REG,
+    };
+    struct qhca_cmd_reg_mr c;
+    uint32_t index;
+
+    c = good;
+    c.iova = cpu_to_le64(4096);
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.length = cpu_to_le64(4096);
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.access = QHCA_ACCESS_LOCAL_WRITE;
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.flags |= QHCA_MR_F_PHYS;
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.npages = 0;
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.npages = cpu_to_le32(QHCA_FAST_REG_MAX_PAGES + 1);
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    c = good;
+    c.flags = 0x80;
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &good, sizeof(good),
+                            &index), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DEREG_MR, index), ==,
+                     QHCA_AQ_SUCCESS);
+    mwt_stop(m);
+}
+
+static void test_bind_wqes(void)
+{
+    Mwt *m = mwt_start("");
+    uint32_t k1 = mwt_alloc_mw(m, m->pdn, 1);
+    uint32_t k2 = mwt_alloc_mw(m, m->pdn, 2);
+    uint32_t pd2, k_other;
+    struct qhca_sq_wqe_bind b;
+
+    /* Malformed: LOC_QP_OP_ERR. */
+    b = mwt_bind(k1 + 1, 1, m->lkey, 0x1000, 0x1000);
+    b.rsvd2 = cpu_to_le64(1);
+    mwt_expect(m, &b, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->lkey, 0x1000, 0x1000);
+    b.num_sge = 1;
+    mwt_expect(m, &b, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->lkey, 0x1000, 0x1000);
+    b.flags = QHCA_WQE_F_INLINE;
+    mwt_expect(m, &b, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->lkey, 0x1000, 0x1000);
+    b.access |= QHCA_ACCESS_LOCAL_WRITE;
+    mwt_expect(m, &b, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 3, m->lkey, 0x1000, 0x1000);
+    mwt_expect(m, &b, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->lkey, 0x1000, 0x1000);
+    b.rsvd3[3] = cpu_to_le32(1);
+    mwt_expect(m, &b, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_BIND_MW);
+
+    /* Well formed, but not allowed: MW_BIND_ERR. */
+    b = mwt_bind(QHCA_MKEY_MW | 0x7fff00, 1, m->lkey, 0x1000, 0x1000);
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 2, m->lkey, 0x1000, 0x1000);     /* wrong type */
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, k2, 0x1000, 0x1000);          /* MW as MR */
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->lkey ^ 0x80, 0x1000, 0x1000);
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->plain_lkey, 0x1000, 0x1000);
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->lkey, UINT64_MAX - 10, 100);
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->lkey, RAM_END - 0x800, 0x1000);
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, QHCA_BIND_NO_MR, 0, 1);
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->lkey, 0x1000, 0x1000);
+    b.access = QHCA_ACCESS_REMOTE_ATOMIC;   /* the MR has no atomics */
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+
+    /* A type 2 window of another PD, through a QP of this one. */
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_PD, NULL, 0, &pd2), ==,
+                     QHCA_AQ_SUCCESS);
+    k_other = mwt_alloc_mw(m, pd2, 2);
+    b = mwt_bind(k_other + 1, 2, m->lkey, 0x1000, 0x1000);
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+
+    /* Good binds; a type 2 window takes one, then needs invalidating. */
+    b = mwt_bind(k1 + 1, 1, m->lkey, 0x1000, 0x1000);
+    mwt_expect(m, &b, QHCA_WC_SUCCESS, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 2, 1, QHCA_BIND_NO_MR, 0, 0);
+    mwt_expect(m, &b, QHCA_WC_SUCCESS, QHCA_WC_BIND_MW);
+    b = mwt_bind(k2 + 1, 2, m->lkey, 0x1000, 0x1000);
+    mwt_expect(m, &b, QHCA_WC_SUCCESS, QHCA_WC_BIND_MW);
+    /* The MR is held: DEREG_MR waits for the window to go. */
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DEREG_MR, m->lkey >> 8),
+                     ==, QHCA_AQ_BAD_STATE);
+    b = mwt_bind(k2 + 2, 2, m->lkey, 0x1000, 0x1000);
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    /* A stale key does not invalidate; the current one does. */
+    {
+        struct qhca_sq_wqe inv = {
+            .opcode = QHCA_WR_LOCAL_INV,
+            .rkey = cpu_to_le32(k2 + 2),
+        };
+
+        mwt_expect(m, &inv, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_LOCAL_INV);
+        inv.rkey = cpu_to_le32(k1 + 2);       /* type 1 */
+        mwt_expect(m, &inv, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_LOCAL_INV);
+        inv.rkey = cpu_to_le32(k2 + 1);
+        inv.compare_add = cpu_to_le64(1);     /* reserved here */
+        mwt_expect(m, &inv, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_LOCAL_INV);
+        inv.compare_add = 0;
+        mwt_expect(m, &inv, QHCA_WC_SUCCESS, QHCA_WC_LOCAL_INV);
+    }
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DEREG_MR, m->lkey >> 8),
+                     ==, QHCA_AQ_SUCCESS);
+    mwt_stop(m);
+}
+
+static void test_fast_reg_wqes(void)
+{
+    Mwt *m = mwt_start("");
+    struct qhca_cmd_reg_mr c = {
+        .pdn = cpu_to_le32(m->pdn),
+        .npages = cpu_to_le32(FR_PAGES),
+        .flags = QHCA_MR_F_FAST_REG,
+    };
+    uint64_t pages[FR_PAGES], pbl, buf;
+    struct qhca_sq_wqe_reg_mr good, r;
+    struct qhca_sq_wqe inv = { .opcode = QHCA_WR_LOCAL_INV };
+    uint32_t index, key;
+    int i;
+
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_SUCCESS);
+    key = index << 8 | 0x33;
+    buf = guest_alloc(&m->t->alloc, (FR_PAGES + 1) * 4096);
+    buf = (buf + 4095) & ~4095ull;
+    for (i = 0; i < FR_PAGES; i++) {
+        pages[i] = cpu_to_le64(buf + (FR_PAGES - 1 - i) * 4096);
+    }
+    pbl = guest_alloc(&m->t->alloc, sizeof(pages));
+    qtest_memwrite(m->t->qts, pbl, pages, sizeof(pages));
+    good = (struct qhca_sq_wqe_reg_mr) {
+        .opcode = QHCA_WR_REG_MR,
+        .mr_key = cpu_to_le32(key),
+        .iova = cpu_to_le64(0x10000100),
+        .npages = cpu_to_le32(FR_PAGES),
+        .access = QHCA_ACCESS_LOCAL_WRITE | QHCA_ACCESS_REMOTE_WRITE,
+        .page_shift = 12,
+        .length = cpu_to_le64(FR_PAGES * 4096 - 0x100),
+        .pbl_addr = cpu_to_le64(pbl),
+    };
+
+    r = good;
+    r.page_shift = 11;
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.page_shift = 31;
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.access = QHCA_ACCESS_REMOTE_WRITE;            /* no local write */
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.access |= QHCA_ACCESS_MW_BIND;
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.rsvd1 = cpu_to_le16(1);
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.pbl_addr = cpu_to_le64(pbl + 4);              /* not 8-byte aligned */
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.pbl_addr = cpu_to_le64(RAM_END - 8);          /* list leaves RAM */
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.npages = cpu_to_le32(FR_PAGES + 1);           /* beyond the MR */
+    r.length = cpu_to_le64((FR_PAGES + 1) * 4096 - 0x100);
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.length = cpu_to_le64(4096);                   /* npages mismatch */
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.length = 0;
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.iova = cpu_to_le64(UINT64_MAX - 0xff);        /* wraps */
+    mwt_expect(m, &r, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.mr_key = cpu_to_le32(m->lkey);                /* not fast-reg */
+    mwt_expect(m, &r, QHCA_WC_LOC_PROT_ERR, QHCA_WC_REG_MR);
+    r = good;
+    r.mr_key = cpu_to_le32(QHCA_MKEY_MW | key);
+    mwt_expect(m, &r, QHCA_WC_LOC_PROT_ERR, QHCA_WC_REG_MR);
+
+    /* Bad pages: unaligned, then outside RAM. */
+    pages[1] = cpu_to_le64(buf + 8);
+    qtest_memwrite(m->t->qts, pbl, pages, sizeof(pages));
+    mwt_expect(m, &good, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    pages[1] = cpu_to_le64(RAM_END);
+    qtest_memwrite(m->t->qts, pbl, pages, sizeof(pages));
+    mwt_expect(m, &good, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_REG_MR);
+    pages[1] = cpu_to_le64(buf + (FR_PAGES - 2) * 4096);
+    qtest_memwrite(m->t->qts, pbl, pages, sizeof(pages));
+
+    /* Of another PD: its QP may not map it. */
+    {
+        uint32_t pd2;
+        struct qhca_cqe cqe;
+
+        g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_ALLOC_PD, NULL, 0, &pd2), ==,
+                         QHCA_AQ_SUCCESS);
+        cqe = mwt_run_pd(m, pd2, &good);
+        g_assert_cmpuint(cqe.status, ==, QHCA_WC_LOC_PROT_ERR);
+    }
+
+    /* Good: then it is valid and a second REG_MR is refused. */
+    mwt_expect(m, &good, QHCA_WC_SUCCESS, QHCA_WC_REG_MR);
+    mwt_expect(m, &good, QHCA_WC_LOC_PROT_ERR, QHCA_WC_REG_MR);
+    inv.rkey = cpu_to_le32(key ^ 1);                /* wrong key byte */
+    mwt_expect(m, &inv, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_LOCAL_INV);
+    inv.rkey = cpu_to_le32(key);
+    mwt_expect(m, &inv, QHCA_WC_SUCCESS, QHCA_WC_LOCAL_INV);
+    mwt_expect(m, &inv, QHCA_WC_LOC_QP_OP_ERR, QHCA_WC_LOCAL_INV);
+    /* Free again: a new key maps it. */
+    good.mr_key = cpu_to_le32(index << 8 | 0x34);
+    mwt_expect(m, &good, QHCA_WC_SUCCESS, QHCA_WC_REG_MR);
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DEREG_MR, index), ==,
+                     QHCA_AQ_SUCCESS);
+    mwt_stop(m);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
+        g_test_skip("q35 with qhca not available");
+        return g_test_run();
+    }
+
+    qtest_add_func("/qhca/mw/caps", test_caps);
+    qtest_add_func("/qhca/mw/commands", test_mw_commands);
+    qtest_add_func("/qhca/mw/fast-reg-commands", test_fast_reg_commands);
+    qtest_add_func("/qhca/mw/bind-wqes", test_bind_wqes);
+    qtest_add_func("/qhca/mw/fast-reg-wqes", test_fast_reg_wqes);
+
+    return g_test_run();
+}
