@@ -158,9 +158,28 @@ struct qhca_pd {
 	u32 pdn;
 };
 
+struct qhca_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+};
+
+static inline struct qhca_xrcd *to_qxrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct qhca_xrcd, ibxrcd);
+}
+
 struct qhca_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;		/* user MRs */
+	u32 index;
+	/* Fast registration: the page list map_mr_sg fills (1.2). */
+	struct qhca_dma_buf pl;
+	u32 max_pages;
+	u32 npages;
+};
+
+struct qhca_mw {
+	struct ib_mw ibmw;
 	u32 index;
 };
 
@@ -249,6 +268,11 @@ static inline struct qhca_srq *to_qsrq(struct ib_srq *ibsrq)
 static inline struct qhca_dev *to_qdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct qhca_dev, ibdev);
+}
+
+static inline struct qhca_mw *to_qmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct qhca_mw, ibmw);
 }
 
 static inline struct qhca_mr *to_qmr(struct ib_mr *ibmr)
@@ -356,6 +380,8 @@ int qhca_cmd_alloc_uar(struct qhca_dev *dev, u32 *uar_index);
 int qhca_cmd_dealloc_uar(struct qhca_dev *dev, u32 uar_index);
 int qhca_cmd_alloc_pd(struct qhca_dev *dev, u32 *pdn);
 int qhca_cmd_dealloc_pd(struct qhca_dev *dev, u32 pdn);
+int qhca_cmd_alloc_xrcd(struct qhca_dev *dev, u32 *xrcdn);
+int qhca_cmd_dealloc_xrcd(struct qhca_dev *dev, u32 xrcdn);
 int qhca_cmd_create_eq(struct qhca_dev *dev, dma_addr_t base, u8 depth_log2,
 		       u16 msix_vector, u32 event_mask, u32 *eqn);
 int qhca_cmd_destroy_eq(struct qhca_dev *dev, u32 eqn);
@@ -417,6 +443,13 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt_addr, int access,
 			       struct ib_udata *udata);
 int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *qhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int qhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+
+/* qhca_mw.c */
+void qhca_mw_set_ops(struct qhca_dev *dev);
 
 /* qhca_cq.c: completion queues. */
 int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -443,6 +476,12 @@ int qhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init_attr);
 int qhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void qhca_qp_event(struct qhca_dev *dev, u32 qpn, u8 type);
+
+/* qhca_xrc.c: XRC domains and TGT QPs. */
+int qhca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int qhca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int qhca_create_xrc_tgt_qp(struct qhca_dev *dev, struct qhca_qp *qp,
+			   struct ib_qp_init_attr *init_attr);
 
 /* qhca_srq.c: shared receive queues. */
 int qhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,

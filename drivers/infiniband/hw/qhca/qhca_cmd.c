@@ -53,6 +53,16 @@ int qhca_cmd_dealloc_pd(struct qhca_dev *dev, u32 pdn)
 	return qhca_cmd_free(dev, QHCA_CMD_DEALLOC_PD, pdn);
 }
 
+int qhca_cmd_alloc_xrcd(struct qhca_dev *dev, u32 *xrcdn)
+{
+	return qhca_cmd_alloc(dev, QHCA_CMD_ALLOC_XRCD, xrcdn);
+}
+
+int qhca_cmd_dealloc_xrcd(struct qhca_dev *dev, u32 xrcdn)
+{
+	return qhca_cmd_free(dev, QHCA_CMD_DEALLOC_XRCD, xrcdn);
+}
+
 int qhca_cmd_create_eq(struct qhca_dev *dev, dma_addr_t base, u8 depth_log2,
 		       u16 msix_vector, u32 event_mask, u32 *eqn)
 {

@@ -242,6 +242,8 @@ static enum ib_wc_status qhca_wc_status(u8 status)
 		return IB_WC_LOC_PROT_ERR;
 	case QHCA_WC_WR_FLUSH_ERR:
 		return IB_WC_WR_FLUSH_ERR;
+	case QHCA_WC_MW_BIND_ERR:
+		return IB_WC_MW_BIND_ERR;
 	case QHCA_WC_BAD_RESP_ERR:
 		return IB_WC_BAD_RESP_ERR;
 	case QHCA_WC_LOC_ACCESS_ERR:
@@ -277,6 +279,12 @@ static enum ib_wc_opcode qhca_wc_opcode(u8 opcode)
 		return IB_WC_COMP_SWAP;
 	case QHCA_WC_FETCH_ADD:
 		return IB_WC_FETCH_ADD;
+	case QHCA_WC_BIND_MW:
+		return IB_WC_BIND_MW;
+	case QHCA_WC_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case QHCA_WC_REG_MR:
+		return IB_WC_REG_MR;
 	case QHCA_WC_RECV_RDMA_WITH_IMM:
 		return IB_WC_RECV_RDMA_WITH_IMM;
 	case QHCA_WC_RECV:
@@ -346,6 +354,10 @@ static bool qhca_cqe_to_wc(struct qhca_dev *dev, struct qhca_cq *cq,
 		/* The bytes as posted: already in network order. */
 		wc->ex.imm_data = cqe->imm_data;
 		wc->wc_flags |= IB_WC_WITH_IMM;
+	} else if (cqe->flags & QHCA_CQE_F_INV) {
+		/* SEND_WITH_INV: the key it invalidated (1.2). */
+		wc->ex.invalidate_rkey = be32_to_cpu(cqe->imm_data);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (recv) {
 		wc->src_qp = le32_to_cpu(cqe->src_qp);

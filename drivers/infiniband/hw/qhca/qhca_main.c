@@ -12,6 +12,7 @@
 #include <linux/pci.h>
 
 #include "qhca.h"
+#include "qhca_pci.h"
 
 MODULE_AUTHOR("qhca developers");
 MODULE_DESCRIPTION("qhca emulated InfiniBand HCA driver");
@@ -23,10 +24,12 @@ static const struct pci_device_id qhca_pci_tbl[] = {
 };
 MODULE_DEVICE_TABLE(pci, qhca_pci_tbl);
 
-/* Map BAR 0 and claim BAR 2, whose pages are mapped to user space. */
-static int qhca_map_bars(struct qhca_dev *dev)
+/*
+ * Map BAR 0 and claim BAR 2, whose pages are mapped to user space; both
+ * for as long as the driver is bound, across resets.
+ */
+static int qhca_map_bars(struct pci_dev *pdev, struct qhca_pci *qpci)
 {
-	struct pci_dev *pdev = dev->pdev;
 	int err;
 
 	if (!(pci_resource_flags(pdev, QHCA_REG_BAR) & IORESOURCE_MEM) ||
@@ -36,15 +39,15 @@ static int qhca_map_bars(struct qhca_dev *dev)
 		return -ENODEV;
 	}
 
-	dev->regs = pcim_iomap_region(pdev, QHCA_REG_BAR, DRV_MODULE_NAME);
-	if (IS_ERR(dev->regs))
-		return PTR_ERR(dev->regs);
+	qpci->regs = pcim_iomap_region(pdev, QHCA_REG_BAR, DRV_MODULE_NAME);
+	if (IS_ERR(qpci->regs))
+		return PTR_ERR(qpci->regs);
 
 	err = pcim_request_region(pdev, QHCA_DB_BAR, DRV_MODULE_NAME);
 	if (err)
 		return err;
-	dev->db_bar_start = pci_resource_start(pdev, QHCA_DB_BAR);
-	dev->db_bar_len = pci_resource_len(pdev, QHCA_DB_BAR);
+	qpci->db_bar_start = pci_resource_start(pdev, QHCA_DB_BAR);
+	qpci->db_bar_len = pci_resource_len(pdev, QHCA_DB_BAR);
 	return 0;
 }
 
@@ -137,32 +140,28 @@ static void qhca_teardown_admin(struct qhca_dev *dev)
 	qhca_admin_destroy(&dev->aq);
 }
 
-static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/*
+ * Bring the device up on the mapped BARs: reset, admin queue, enable,
+ * event queues and a new ib_device.  At probe, and after a reset.
+ */
+int qhca_dev_up(struct pci_dev *pdev, struct qhca_pci *qpci)
 {
 	struct qhca_dev *dev;
 	int vectors, err;
 
-	err = pcim_enable_device(pdev);
-	if (err)
-		return err;
-	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
-	if (err)
-		return err;
 	pci_set_master(pdev);
-
 	dev = ib_alloc_device(qhca_dev, ibdev);
 	if (!dev)
 		return -ENOMEM;
 	dev->pdev = pdev;
-	pci_set_drvdata(pdev, dev);
+	dev->regs = qpci->regs;
+	dev->db_bar_start = qpci->db_bar_start;
+	dev->db_bar_len = qpci->db_bar_len;
 	xa_init_flags(&dev->cqs, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srqs, XA_FLAGS_LOCK_IRQ);
 	qhca_kuar_init(dev);
 
-	err = qhca_map_bars(dev);
-	if (err)
-		goto err_dealloc;
 	err = qhca_hw_check_identity(dev);
 	if (err)
 		goto err_dealloc;
@@ -207,6 +206,7 @@ static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = qhca_ib_register(dev);
 	if (err)
 		goto err_stop_eqs;
+	qpci->dev = dev;
 	return 0;
 
 err_stop_eqs:
@@ -219,14 +219,23 @@ err_free_vectors:
 	pci_free_irq_vectors(pdev);
 err_dealloc:
 	ib_dealloc_device(&dev->ibdev);
-	dev_err(&pdev->dev, "probe failed: %d\n", err);
+	dev_err(&pdev->dev, "bringing the device up failed: %d\n", err);
 	return err;
 }
 
-static void qhca_remove(struct pci_dev *pdev)
+/*
+ * Unregistering disassociates the user contexts (IBV_EVENT_DEVICE_FATAL,
+ * mappings zapped) and destroys every object while the device still
+ * answers; only then is it reset.
+ */
+void qhca_dev_down(struct qhca_pci *qpci)
 {
-	struct qhca_dev *dev = pci_get_drvdata(pdev);
+	struct qhca_dev *dev = qpci->dev;
+	struct pci_dev *pdev;
 
+	if (!dev)
+		return;
+	pdev = dev->pdev;
 	qhca_ib_unregister(dev);
 	qhca_eqs_stop(dev);
 	qhca_hw_reset(dev);
@@ -234,14 +243,42 @@ static void qhca_remove(struct pci_dev *pdev)
 	qhca_teardown_admin(dev);
 	pci_free_irq_vectors(pdev);
 	ib_dealloc_device(&dev->ibdev);
+	qpci->dev = NULL;
+}
+
+static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct qhca_pci *qpci;
+	int err;
+
+	err = pcim_enable_device(pdev);
+	if (err)
+		return err;
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (err)
+		return err;
+	qpci = devm_kzalloc(&pdev->dev, sizeof(*qpci), GFP_KERNEL);
+	if (!qpci)
+		return -ENOMEM;
+	err = qhca_map_bars(pdev, qpci);
+	if (err)
+		return err;
+	pci_set_drvdata(pdev, qpci);
+	return qhca_dev_up(pdev, qpci);
+}
+
+static void qhca_remove(struct pci_dev *pdev)
+{
+	qhca_dev_down(pci_get_drvdata(pdev));
 }
 
 /* Stop all DMA before a kexec'd kernel reuses the memory. */
 static void qhca_shutdown(struct pci_dev *pdev)
 {
-	struct qhca_dev *dev = pci_get_drvdata(pdev);
+	struct qhca_pci *qpci = pci_get_drvdata(pdev);
 
-	qhca_hw_reset(dev);
+	if (qpci->dev)
+		qhca_hw_reset(qpci->dev);
 }
 
 static struct pci_driver qhca_pci_driver = {
@@ -250,5 +287,6 @@ static struct pci_driver qhca_pci_driver = {
 	.probe = qhca_probe,
 	.remove = qhca_remove,
 	.shutdown = qhca_shutdown,
+	.err_handler = &qhca_err_handlers,
 };
 module_pci_driver(qhca_pci_driver);

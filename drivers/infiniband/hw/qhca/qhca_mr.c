@@ -32,10 +32,15 @@ struct qhca_pbl {
 	u8 flags;			/* QHCA_MR_F_PBL_INDIRECT or 0 */
 };
 
-static int qhca_mr_check_access(int access)
+static int qhca_mr_check_access(struct qhca_dev *dev, int access)
 {
+	int known = QHCA_ACCESS_ALL | IB_ACCESS_OPTIONAL;
+
+	/* Windows may be bound to an MR only where the device has them. */
+	if (le32_to_cpu(dev->attr.device_cap_flags) & QHCA_DEV_CAP_MW)
+		known |= IB_ACCESS_MW_BIND;
 	/* The optional flags are hints a device may ignore; qhca does. */
-	if (access & ~(QHCA_ACCESS_ALL | IB_ACCESS_OPTIONAL))
+	if (access & ~known)
 		return -EOPNOTSUPP;
 	/* Remote writes and atomics change memory: it must be writable. */
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
@@ -153,7 +158,7 @@ struct ib_mr *qhca_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct qhca_mr *mr;
 	int err;
 
-	err = qhca_mr_check_access(access);
+	err = qhca_mr_check_access(dev, access);
 	if (err)
 		return ERR_PTR(err);
 
@@ -164,7 +169,7 @@ struct ib_mr *qhca_get_dma_mr(struct ib_pd *ibpd, int access)
 	/* iova 0: addresses are the bus addresses themselves. */
 	cmd.length = dev->attr.max_mr_size;
 	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
-	cmd.access = access & QHCA_ACCESS_ALL;
+	cmd.access = access & QHCA_ACCESS_MR_ALL;
 	cmd.page_shift = QHCA_MR_MIN_PAGE_SHIFT;
 	cmd.flags = QHCA_MR_F_PHYS;
 	err = qhca_mr_register(dev, mr, &cmd);
@@ -191,7 +196,7 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
-	err = qhca_mr_check_access(access);
+	err = qhca_mr_check_access(dev, access);
 	if (err)
 		return ERR_PTR(err);
 	if (!length || length > le64_to_cpu(dev->attr.max_mr_size))
@@ -229,7 +234,7 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	cmd.pbl_addr = cpu_to_le64(pbl.top.dma);
 	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
 	cmd.npages = cpu_to_le32(npages);
-	cmd.access = access & QHCA_ACCESS_ALL;
+	cmd.access = access & QHCA_ACCESS_MR_ALL;
 	cmd.page_shift = __ffs(pgsz);
 	cmd.flags = pbl.flags;
 	err = qhca_mr_register(dev, mr, &cmd);
@@ -253,6 +258,9 @@ int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	int err;
 
 	err = qhca_cmd_dereg_mr(dev, mr->index);
+	/* Windows are bound to it: it stays until they are gone. */
+	if (err == -EBUSY)
+		return err;
 	if (err) {
 		/*
 		 * ib_core cannot keep an MR it asked to free.  The device may
@@ -262,7 +270,72 @@ int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 			   err);
 	} else {
 		ib_umem_release(mr->umem);
+		qhca_dma_buf_free(dev, &mr->pl);
 	}
 	kfree(mr);
 	return 0;
+}
+
+/*
+ * A fast-registration MR for kernel consumers: the device holds room for
+ * max_num_sg pages and the MR is invalid until a REG_MR WQE maps it.
+ */
+struct ib_mr *qhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct qhca_dev *dev = to_qdev(ibpd->device);
+	struct qhca_cmd_reg_mr cmd = {};
+	struct qhca_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > QHCA_FAST_REG_MAX_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = qhca_dma_buf_alloc(dev, &mr->pl, max_num_sg * sizeof(__le64));
+	if (err)
+		goto err_free;
+	mr->max_pages = max_num_sg;
+
+	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
+	cmd.npages = cpu_to_le32(max_num_sg);
+	cmd.flags = QHCA_MR_F_FAST_REG;
+	err = qhca_mr_register(dev, mr, &cmd);
+	if (err)
+		goto err_buf;
+	return &mr->ibmr;
+
+err_buf:
+	qhca_dma_buf_free(dev, &mr->pl);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int qhca_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct qhca_mr *mr = to_qmr(ibmr);
+	__le64 *pages = mr->pl.va;
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	pages[mr->npages++] = cpu_to_le64(addr);
+	return 0;
+}
+
+int qhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct qhca_mr *mr = to_qmr(ibmr);
+
+	/* The device takes page sizes of 2^12 .. 2^30 only. */
+	if (ibmr->page_size < BIT(QHCA_MR_MIN_PAGE_SHIFT) ||
+	    ibmr->page_size > BIT(QHCA_MR_MAX_PAGE_SHIFT))
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, qhca_set_page);
 }

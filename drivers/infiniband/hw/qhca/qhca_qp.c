@@ -207,12 +207,16 @@ static int qhca_qp_user_resp(struct qhca_dev *dev, struct qhca_qp *qp,
 static int qhca_qp_check_init_attr(struct ib_qp_init_attr *init_attr,
 				   struct ib_udata *udata)
 {
+	bool ini = init_attr->qp_type == IB_QPT_XRC_INI;
+
 	if (init_attr->qp_type != IB_QPT_RC && init_attr->qp_type != IB_QPT_UC &&
-	    init_attr->qp_type != IB_QPT_UD)
+	    init_attr->qp_type != IB_QPT_UD && !ini)
 		return -EOPNOTSUPP;
 	if (init_attr->create_flags || init_attr->rwq_ind_tbl)
 		return -EOPNOTSUPP;
-	if (!init_attr->send_cq || !init_attr->recv_cq)
+	/* An XRC INI QP sends only: no receive CQ, no SRQ. */
+	if (!init_attr->send_cq || (!init_attr->recv_cq && !ini) ||
+	    (ini && init_attr->srq))
 		return -EINVAL;
 	if (init_attr->sq_sig_type != IB_SIGNAL_ALL_WR &&
 	    init_attr->sq_sig_type != IB_SIGNAL_REQ_WR)
@@ -239,13 +243,17 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	struct qhca_cmd_create_qp cmd = {};
 	struct qhca_ucontext *uctx;
 	bool device_done = true;
+	bool no_rq;
 	u32 qpn;
 	int err;
 
+	if (init_attr->qp_type == IB_QPT_XRC_TGT)
+		return qhca_create_xrc_tgt_qp(dev, qp, init_attr);
 	err = qhca_qp_check_init_attr(init_attr, udata);
 	if (err)
 		return err;
-	err = qhca_qp_size(dev, qp, &init_attr->cap, init_attr->srq);
+	no_rq = init_attr->srq || init_attr->qp_type == IB_QPT_XRC_INI;
+	err = qhca_qp_size(dev, qp, &init_attr->cap, no_rq);
 	if (err)
 		return err;
 
@@ -258,7 +266,7 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	err = qhca_wq_alloc(dev, &qp->sq);
 	if (err)
 		return err;
-	err = init_attr->srq ? 0 : qhca_wq_alloc(dev, &qp->rq);
+	err = no_rq ? 0 : qhca_wq_alloc(dev, &qp->rq);
 	if (err) {
 		qhca_dma_buf_free(dev, &qp->sq.buf);
 		return err;
@@ -283,7 +291,8 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	cmd.rq_addr = cpu_to_le64(qp->rq.depth ? qp->rq.buf.dma : 0);
 	cmd.pdn = cpu_to_le32(to_qpd(ibqp->pd)->pdn);
 	cmd.send_cqn = cpu_to_le16(to_qcq(init_attr->send_cq)->cqn);
-	cmd.recv_cqn = cpu_to_le16(to_qcq(init_attr->recv_cq)->cqn);
+	if (init_attr->recv_cq && init_attr->qp_type != IB_QPT_XRC_INI)
+		cmd.recv_cqn = cpu_to_le16(to_qcq(init_attr->recv_cq)->cqn);
 	cmd.type = init_attr->qp_type;
 	cmd.flags = qp->sq_sig_all ? QHCA_QP_F_SQ_SIG_ALL : 0;
 	cmd.sq_depth_log2 = ilog2(qp->sq.depth);
@@ -291,7 +300,7 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	if (init_attr->srq) {
 		cmd.flags |= QHCA_QP_F_SRQ;
 		cmd.srqn = cpu_to_le16(to_qsrq(init_attr->srq)->srqn);
-	} else {
+	} else if (!no_rq) {
 		cmd.rq_depth_log2 = ilog2(qp->rq.depth);
 		cmd.rq_stride_log2 = qp->rq.stride_log2;
 	}

@@ -101,8 +101,12 @@ int qhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	u32 srqn;
 	int err;
 
-	if (init_attr->srq_type != IB_SRQT_BASIC)
+	if (init_attr->srq_type != IB_SRQT_BASIC &&
+	    init_attr->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
+	if (init_attr->srq_type == IB_SRQT_XRC &&
+	    (!init_attr->ext.xrc.xrcd || !init_attr->ext.cq))
+		return -EINVAL;
 	if (udata) {
 		struct qhca_ibv_create_srq_req req = {};
 
@@ -150,6 +154,12 @@ int qhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	cmd.stride_log2 = srq->stride_log2;
 	/* As on mlx4 and mlx5, srq_limit means nothing here: not armed. */
 	cmd.limit = 0;
+	if (init_attr->srq_type == IB_SRQT_XRC) {
+		/* Its receives complete to its own CQ, whichever TGT QP. */
+		cmd.type = QHCA_SRQT_XRC;
+		cmd.xrcd = cpu_to_le32(to_qxrcd(init_attr->ext.xrc.xrcd)->xrcdn);
+		cmd.cqn = cpu_to_le32(to_qcq(init_attr->ext.cq)->cqn);
+	}
 	err = qhca_cmd_create_srq(dev, &cmd, &srqn);
 	if (err)
 		goto err_release;
@@ -159,6 +169,8 @@ int qhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 		goto err_destroy;
 	}
 	srq->srqn = srqn;
+	/* What ib_get_srq_num() and uverbs report to the sender's side. */
+	ibsrq->ext.xrc.srq_num = srqn;
 
 	err = xa_insert_irq(&dev->srqs, srqn, srq, GFP_KERNEL);
 	if (err)

@@ -75,8 +75,20 @@ static int qhca_query_device(struct ib_device *ibdev,
 	}
 	if (caps & QHCA_DEV_CAP_RC_RNR_NAK_GEN)
 		props->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
+	if (caps & QHCA_DEV_CAP_XRC)
+		props->device_cap_flags |= IB_DEVICE_XRC;
 	if (caps & QHCA_DEV_CAP_PORT_ACTIVE_EVENT)
 		props->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT;
+	if (caps & QHCA_DEV_CAP_MW) {
+		props->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					   IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		props->max_mw = qhca_limit(a->max_mw);
+	}
+	if (caps & QHCA_DEV_CAP_MEM_MGT_EXT) {
+		props->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+		props->max_fast_reg_page_list_len = QHCA_FAST_REG_MAX_PAGES;
+		props->max_pi_fast_reg_page_list_len = 0;
+	}
 	/*
 	 * CQEs carry a 64-bit count of the device clock, whose rate in kHz
 	 * the device reports; all 64 bits are valid.
@@ -300,6 +312,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 
 	.alloc_hw_port_stats = qhca_alloc_hw_port_stats,
 	.alloc_pd = qhca_alloc_pd,
+	.alloc_xrcd = qhca_alloc_xrcd,
 	.alloc_ucontext = qhca_alloc_ucontext,
 	.attach_mcast = qhca_attach_mcast,
 	.create_ah = qhca_create_ah,
@@ -307,6 +320,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.create_qp = qhca_create_qp,
 	.create_srq = qhca_create_srq,
 	.dealloc_pd = qhca_dealloc_pd,
+	.dealloc_xrcd = qhca_dealloc_xrcd,
 	.dealloc_ucontext = qhca_dealloc_ucontext,
 	.dereg_mr = qhca_dereg_mr,
 	.destroy_ah = qhca_destroy_ah,
@@ -343,6 +357,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, qhca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, qhca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, qhca_ucontext, ibucontext),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, qhca_xrcd, ibxrcd),
 };
 
 int qhca_ib_register(struct qhca_dev *dev)
@@ -356,6 +371,7 @@ int qhca_ib_register(struct qhca_dev *dev)
 	ibdev->num_comp_vectors = dev->num_ceqs;
 	ibdev->dev.parent = &dev->pdev->dev;
 	ib_set_device_ops(ibdev, &qhca_dev_ops);
+	qhca_mw_set_ops(dev);
 
 	/* The PCI device does the DMA and gives libibverbs its modalias. */
 	err = ib_register_device(ibdev, "qhca%d", &dev->pdev->dev);

@@ -66,6 +66,12 @@ static int qhca_wr_opcode(enum ib_wr_opcode opcode)
 		return QHCA_WR_ATOMIC_CMP_AND_SWP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return QHCA_WR_ATOMIC_FETCH_AND_ADD;
+	case IB_WR_LOCAL_INV:
+		return QHCA_WR_LOCAL_INV;
+	case IB_WR_SEND_WITH_INV:
+		return QHCA_WR_SEND_WITH_INV;
+	case IB_WR_REG_MR:
+		return QHCA_WR_REG_MR;
 	default:
 		return -EINVAL;
 	}
@@ -122,6 +128,33 @@ static int qhca_wqe_ud_av(const struct ib_send_wr *wr,
 	return 0;
 }
 
+/*
+ * Fast registration: the device reads the MR's page list, as map_mr_sg
+ * left it, when the WQE runs; the key is the one the consumer chose with
+ * ib_update_fast_reg_key().
+ */
+static int qhca_wqe_reg_mr(const struct ib_send_wr *wr,
+			   struct qhca_sq_wqe *wqe)
+{
+	struct qhca_sq_wqe_reg_mr *r = (struct qhca_sq_wqe_reg_mr *)wqe;
+	const struct ib_reg_wr *rw = reg_wr(wr);
+	struct qhca_mr *mr = to_qmr(rw->mr);
+	int access = rw->access & ~IB_ACCESS_OPTIONAL;
+
+	static_assert(sizeof(*r) == sizeof(*wqe));
+	if (!mr->max_pages || !mr->npages || access & ~QHCA_ACCESS_ALL ||
+	    wr->send_flags & IB_SEND_INLINE)
+		return -EINVAL;
+	r->mr_key = cpu_to_le32(rw->key);
+	r->iova = cpu_to_le64(mr->ibmr.iova);
+	r->length = cpu_to_le64(mr->ibmr.length);
+	r->npages = cpu_to_le32(mr->npages);
+	r->access = access;
+	r->page_shift = ilog2(mr->ibmr.page_size);
+	r->pbl_addr = cpu_to_le64(mr->pl.dma);
+	return 0;
+}
+
 static int qhca_build_send_wqe(struct qhca_qp *qp, const struct ib_send_wr *wr,
 			       struct qhca_sq_wqe *wqe)
 {
@@ -153,6 +186,18 @@ static int qhca_build_send_wqe(struct qhca_qp *qp, const struct ib_send_wr *wr,
 	}
 
 	switch (wr->opcode) {
+	case IB_WR_REG_MR:
+		return qp->ibqp.qp_type == IB_QPT_UD ? -EINVAL :
+		       qhca_wqe_reg_mr(wr, wqe);
+	case IB_WR_LOCAL_INV:
+		if (qp->ibqp.qp_type == IB_QPT_UD ||
+		    wr->send_flags & IB_SEND_INLINE)
+			return -EINVAL;
+		wqe->rkey = cpu_to_le32(wr->ex.invalidate_rkey);
+		return 0;
+	case IB_WR_SEND_WITH_INV:
+		wqe->rkey = cpu_to_le32(wr->ex.invalidate_rkey);
+		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
