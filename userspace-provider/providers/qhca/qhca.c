@@ -21,7 +21,9 @@
 static void qhca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops qhca_ctx_ops = {
+	.alloc_mw = qhca_alloc_mw,
 	.alloc_pd = qhca_alloc_pd,
+	.bind_mw = qhca_bind_mw,
 	.attach_mcast = qhca_attach_mcast,
 	.create_ah = qhca_create_ah,
 	.create_cq = qhca_create_cq,
@@ -29,6 +31,11 @@ static const struct verbs_context_ops qhca_ctx_ops = {
 	.create_qp = qhca_create_qp,
 	.create_qp_ex = qhca_create_qp_ex,
 	.create_srq = qhca_create_srq,
+	.create_srq_ex = qhca_create_srq_ex,
+	.close_xrcd = qhca_close_xrcd,
+	.get_srq_num = qhca_get_srq_num,
+	.open_xrcd = qhca_open_xrcd,
+	.dealloc_mw = qhca_dealloc_mw,
 	.dealloc_pd = qhca_dealloc_pd,
 	.dereg_mr = qhca_dereg_mr,
 	.destroy_ah = qhca_destroy_ah,

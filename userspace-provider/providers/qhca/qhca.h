@@ -66,6 +66,8 @@ struct qhca_cq {
 	 */
 	struct list_head qps;
 	struct qhca_qp *last_qp;	/* the one the last CQE was for */
+	/* XRC SRQs completing here: their CQEs name a QP of any process. */
+	struct list_head xrc_srqs;
 	/* ibv_start_poll() .. ibv_end_poll(): the CQE being read, or NULL. */
 	struct qhca_cqe *cur_cqe;
 };

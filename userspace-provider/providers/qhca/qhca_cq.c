@@ -97,6 +97,7 @@ struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
 	if (err)
 		goto err_free;
 	list_head_init(&cq->qps);
+	list_head_init(&cq->xrc_srqs);
 
 	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
 				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
@@ -186,10 +187,18 @@ static void qhca_unlock_cqs(struct qhca_cq *scq, struct qhca_cq *rcq)
 	pthread_spin_unlock(&scq->lock);
 }
 
+/* The receive CQ; an XRC INI QP has none, its send CQ stands in. */
+static struct qhca_cq *qhca_qp_rcq(struct qhca_qp *qp)
+{
+	if (!qp->ibv_qp.recv_cq)
+		return to_qhca_cq(qp->ibv_qp.send_cq);
+	return to_qhca_cq(qp->ibv_qp.recv_cq);
+}
+
 void qhca_cq_attach_qp(struct qhca_qp *qp)
 {
 	struct qhca_cq *scq = to_qhca_cq(qp->ibv_qp.send_cq);
-	struct qhca_cq *rcq = to_qhca_cq(qp->ibv_qp.recv_cq);
+	struct qhca_cq *rcq = qhca_qp_rcq(qp);
 
 	qp->send_link.qp = qp;
 	qp->recv_link.qp = qp;
@@ -242,7 +251,7 @@ static void qhca_cq_clean_locked(struct qhca_cq *cq, uint32_t qpn,
 void qhca_cq_clean_qp(struct qhca_qp *qp)
 {
 	struct qhca_cq *scq = to_qhca_cq(qp->ibv_qp.send_cq);
-	struct qhca_cq *rcq = to_qhca_cq(qp->ibv_qp.recv_cq);
+	struct qhca_cq *rcq = qhca_qp_rcq(qp);
 
 	qhca_lock_cqs(scq, rcq);
 	qhca_cq_clean_locked(scq, qp->ibv_qp.qp_num, qp->srq);
@@ -255,7 +264,7 @@ void qhca_cq_clean_qp(struct qhca_qp *qp)
 void qhca_cq_detach_qp(struct qhca_qp *qp)
 {
 	struct qhca_cq *scq = to_qhca_cq(qp->ibv_qp.send_cq);
-	struct qhca_cq *rcq = to_qhca_cq(qp->ibv_qp.recv_cq);
+	struct qhca_cq *rcq = qhca_qp_rcq(qp);
 
 	qhca_lock_cqs(scq, rcq);
 	qhca_cq_clean_locked(scq, qp->ibv_qp.qp_num, qp->srq);

@@ -133,6 +133,9 @@ static unsigned int qhca_read_wc_flags(struct ibv_cq_ex *ibcq)
 		flags |= IBV_WC_WITH_IMM;
 	if (cqe->flags & QHCA_CQE_F_GRH)
 		flags |= IBV_WC_GRH;
+	/* The invalidated rkey is read with read_imm_data (be32). */
+	if (cqe->flags & QHCA_CQE_F_INV)
+		flags |= IBV_WC_WITH_INV;
 	return flags;
 }
 
@@ -234,6 +237,7 @@ struct ibv_cq_ex *qhca_create_cq_ex(struct ibv_context *ibctx,
 	if (err)
 		goto err_free;
 	list_head_init(&cq->qps);
+	list_head_init(&cq->xrc_srqs);
 
 	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->verbs_cq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);

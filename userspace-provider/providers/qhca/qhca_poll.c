@@ -30,6 +30,25 @@ static struct qhca_qp *qhca_cq_find_qp(struct qhca_cq *cq, uint32_t qpn)
 	return NULL;
 }
 
+/* A receive CQE of one of the CQ's XRC SRQs: free its slot. */
+static bool qhca_xrc_cqe_free(struct qhca_cq *cq, const struct qhca_cqe *cqe)
+{
+	uint16_t srqn = le16toh(cqe->srqn);
+	struct qhca_srq *srq;
+
+	list_for_each(&cq->xrc_srqs, srq, xrc_entry) {
+		if (srq->srqn != srqn)
+			continue;
+		if (!qhca_srq_complete(srq, le16toh(cqe->wqe_idx)))
+			verbs_debug_datapath(verbs_get_ctx(cq->ibv_cq.context),
+					     "CQ %u: XRC SRQ %u WQE %u is not outstanding\n",
+					     cq->cqn, srqn,
+					     le16toh(cqe->wqe_idx));
+		return true;
+	}
+	return false;
+}
+
 /*
  * Give the slots the CQE completes back to their queue: a send CQE frees
  * its WQE and every earlier (unsignaled) one, a receive CQE its own.  The
@@ -41,6 +60,9 @@ void qhca_cqe_free_wqes(struct qhca_cq *cq, const struct qhca_cqe *cqe)
 	bool recv = cqe->opcode & QHCA_WC_RECV;
 	struct qhca_qp *qp;
 
+	/* An XRC receive names the TGT QP, maybe another process's. */
+	if (recv && cqe->srqn && qhca_xrc_cqe_free(cq, cqe))
+		return;
 	qp = qhca_cq_find_qp(cq, qpn);
 	if (!qp || (recv ? qp->ibv_qp.recv_cq : qp->ibv_qp.send_cq) !=
 		   &cq->ibv_cq) {
@@ -84,6 +106,10 @@ static void qhca_cqe_to_wc(const struct qhca_cqe *cqe, struct ibv_wc *wc)
 	if (cqe->flags & QHCA_CQE_F_IMM) {
 		wc->wc_flags = IBV_WC_WITH_IMM;
 		wc->imm_data = cqe->imm_data;
+	} else if (cqe->flags & QHCA_CQE_F_INV) {
+		/* SEND_WITH_INV: the rkey it invalidated, in host order. */
+		wc->wc_flags = IBV_WC_WITH_INV;
+		wc->invalidated_rkey = be32toh(cqe->imm_data);
 	} else {
 		wc->wc_flags = 0;
 		wc->imm_data = 0;

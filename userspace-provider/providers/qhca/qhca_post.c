@@ -72,6 +72,28 @@ static int qhca_set_send_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
 				    wr->wr.atomic.rkey,
 				    wr->wr.atomic.compare_add, 0);
 		break;
+	case IBV_WR_SEND_WITH_INV:
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_SEND_WITH_INV,
+			      wr->send_flags);
+		wqe->rkey = htole32(wr->invalidate_rkey);
+		break;
+	case IBV_WR_LOCAL_INV:
+		/* Nothing but the key: no data, so no SGEs. */
+		if (wr->send_flags & IBV_SEND_INLINE)
+			return EINVAL;
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_LOCAL_INV,
+			      wr->send_flags);
+		wqe->rkey = htole32(wr->invalidate_rkey);
+		return 0;
+	case IBV_WR_BIND_MW:
+		/* Through the SQ: type 2 windows only (ibv_bind_mw: type 1). */
+		if (wr->send_flags & IBV_SEND_INLINE || !wr->bind_mw.mw)
+			return EINVAL;
+		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_BIND_MW,
+			      wr->send_flags);
+		qhca_wqe_set_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+				  &wr->bind_mw.bind_info);
+		return 0;
 	default:
 		return EINVAL;
 	}
@@ -91,6 +113,9 @@ static int qhca_set_send_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
 		if (err)
 			return err;
 	}
+	/* XRC: the target's SRQ, which the device puts in the XRCETH. */
+	if (qp->ibv_qp.qp_type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = htole32(wr->qp_type.xrc.remote_srqn);
 
 	/*
 	 * Inline applies to the data we send; reads and atomics ignore it.

@@ -123,9 +123,9 @@ struct ibv_qp *qhca_create_qp(struct ibv_pd *ibpd,
 	struct qhca_qp *qp;
 	int err;
 
-	/* The device has RC, UC and UD QPs. */
+	/* The device has RC, UC, UD and XRC QPs (XRC TGT: qhca_xrc.c). */
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD) {
+	    attr->qp_type != IBV_QPT_UD && attr->qp_type != IBV_QPT_XRC_SEND) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -216,7 +216,8 @@ int qhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	 * over at index 0: do the same, and drop the CQEs still waiting
 	 * for WQEs that are gone.
 	 */
-	if (attr_mask & IBV_QP_STATE && attr->qp_state == IBV_QPS_RESET) {
+	if (attr_mask & IBV_QP_STATE && attr->qp_state == IBV_QPS_RESET &&
+	    ibqp->qp_type != IBV_QPT_XRC_RECV) {
 		qhca_cq_clean_qp(qp);
 		qhca_wq_reset(&qp->sq);
 		qhca_wq_reset(&qp->rq);
@@ -255,7 +256,8 @@ int qhca_destroy_qp(struct ibv_qp *ibqp)
 	}
 
 	/* The device completes nothing more for it: its CQEs can go. */
-	qhca_cq_detach_qp(qp);
+	if (ibqp->qp_type != IBV_QPT_XRC_RECV)
+		qhca_cq_detach_qp(qp);
 	qhca_unmap_wq(&qp->rq);
 	qhca_unmap_wq(&qp->sq);
 	pthread_spin_destroy(&qp->rq.lock);

@@ -24,11 +24,12 @@
 	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define QHCA_UC_SEND_OPS \
 	(QHCA_UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
-	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_BIND_MW | \
+	 IBV_QP_EX_WITH_LOCAL_INV)
 #define QHCA_RC_SEND_OPS \
 	(QHCA_UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ | \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
 
 static inline struct qhca_qp *qhca_qp_of_ex(struct ibv_qp_ex *ibqp)
 {
@@ -92,6 +93,38 @@ static void qhca_wr_send_imm(struct ibv_qp_ex *ibqp, __be32 imm_data)
 
 	if (wqe)
 		wqe->imm_data = imm_data;
+}
+
+static void qhca_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_SEND_WITH_INV);
+
+	if (wqe)
+		wqe->rkey = htole32(invalidate_rkey);
+}
+
+/* Memory operations carry no data: the SGE setters must not follow. */
+static void qhca_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_LOCAL_INV);
+
+	if (wqe)
+		wqe->rkey = htole32(invalidate_rkey);
+}
+
+static void qhca_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
+			    uint32_t rkey,
+			    const struct ibv_mw_bind_info *bind_info)
+{
+	struct qhca_sq_wqe *wqe;
+
+	if (!mw || !bind_info) {
+		qhca_wr_fail(qhca_qp_of_ex(ibqp), EINVAL);
+		return;
+	}
+	wqe = qhca_wr_new(ibqp, QHCA_WR_BIND_MW);
+	if (wqe)
+		qhca_wqe_set_bind(wqe, mw, rkey, bind_info);
 }
 
 static void qhca_wr_rdma_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
@@ -175,6 +208,16 @@ static void qhca_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 			      remote_qpn, remote_qkey);
 	if (err)
 		qhca_wr_fail(qp, err);
+}
+
+/* XRC INI: the remote XRC SRQ, which the device puts in the XRCETH. */
+static void qhca_wr_set_xrc_srqn(struct ibv_qp_ex *ibqp,
+				 uint32_t remote_srqn)
+{
+	struct qhca_sq_wqe *wqe = qhca_wr_cur(qhca_qp_of_ex(ibqp));
+
+	if (wqe)
+		wqe->xrc_srqn = htole32(remote_srqn);
 }
 
 /* Data is given once: a second setter replaces what the first set. */
@@ -280,6 +323,7 @@ static uint64_t qhca_send_ops(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		return QHCA_RC_SEND_OPS;
 	case IBV_QPT_UC:
 		return QHCA_UC_SEND_OPS;
@@ -304,6 +348,12 @@ static void qhca_qp_ex_set_ops(struct ibv_qp_ex *qpx, enum ibv_qp_type type)
 		qpx->wr_rdma_write = qhca_wr_rdma_write;
 		qpx->wr_rdma_write_imm = qhca_wr_rdma_write_imm;
 	}
+	if (ops & IBV_QP_EX_WITH_BIND_MW) {
+		qpx->wr_bind_mw = qhca_wr_bind_mw;
+		qpx->wr_local_inv = qhca_wr_local_inv;
+	}
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
+		qpx->wr_send_inv = qhca_wr_send_inv;
 	if (ops & IBV_QP_EX_WITH_RDMA_READ) {
 		qpx->wr_rdma_read = qhca_wr_rdma_read;
 		qpx->wr_atomic_cmp_swp = qhca_wr_atomic_cmp_swp;
@@ -311,6 +361,8 @@ static void qhca_qp_ex_set_ops(struct ibv_qp_ex *qpx, enum ibv_qp_type type)
 	}
 	if (type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = qhca_wr_set_ud_addr;
+	if (type == IBV_QPT_XRC_SEND)
+		qpx->wr_set_xrc_srqn = qhca_wr_set_xrc_srqn;
 	qpx->wr_set_sge = qhca_wr_set_sge;
 	qpx->wr_set_sge_list = qhca_wr_set_sge_list;
 	qpx->wr_set_inline_data = qhca_wr_set_inline_data;
@@ -325,6 +377,8 @@ struct ibv_qp *qhca_create_qp_ex(struct ibv_context *ibctx,
 	struct ibv_qp *ibqp;
 	struct qhca_qp *qp;
 
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return qhca_create_xrc_tgt_qp(ibctx, attr);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    attr->pd->context != ibctx) {
 		errno = EINVAL;

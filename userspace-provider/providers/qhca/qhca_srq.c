@@ -45,6 +45,52 @@ static int qhca_check_srq_resp(struct qhca_context *ctx,
 	return 0;
 }
 
+/* Map the ring the kernel made and take its layout; errno value or 0. */
+int qhca_srq_setup(struct qhca_context *ctx, struct qhca_srq *srq,
+		   const struct qhca_create_srq_resp *resp,
+		   struct ibv_srq_attr *attr)
+{
+	int err;
+
+	err = qhca_check_srq_resp(ctx, resp);
+	if (err)
+		return err;
+
+	srq->done = calloc(resp->depth, 1);
+	if (!srq->done)
+		return ENOMEM;
+	srq->ring = mmap(NULL, resp->ring_mmap_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, ctx->ibv_ctx.context.cmd_fd,
+			 resp->ring_mmap_key);
+	if (srq->ring == MAP_FAILED) {
+		err = errno;
+		verbs_err(&ctx->ibv_ctx, "mapping SRQ %u failed: %s\n",
+			  resp->srqn, strerror(err));
+		free(srq->done);
+		srq->done = NULL;
+		return err;
+	}
+	srq->map_size = resp->ring_mmap_size;
+	srq->srqn = resp->srqn;
+	srq->depth = resp->depth;
+	srq->stride = resp->stride;
+	srq->max_sge = resp->max_sge;
+	attr->max_wr = srq->depth;
+	attr->max_sge = srq->max_sge;
+	verbs_debug(&ctx->ibv_ctx, "SRQ %u: %u x %u bytes\n", srq->srqn,
+		    srq->depth, srq->stride);
+	return 0;
+}
+
+/* After the kernel destroyed it. */
+void qhca_srq_free(struct qhca_srq *srq)
+{
+	munmap(srq->ring, srq->map_size);
+	free(srq->done);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+}
+
 struct ibv_srq *qhca_create_srq(struct ibv_pd *ibpd,
 				struct ibv_srq_init_attr *attr)
 {
@@ -71,37 +117,11 @@ struct ibv_srq *qhca_create_srq(struct ibv_pd *ibpd,
 		goto err_lock;
 	}
 
-	err = qhca_check_srq_resp(ctx, &resp);
+	err = qhca_srq_setup(ctx, srq, &resp, &attr->attr);
 	if (err)
 		goto err_destroy;
-
-	srq->done = calloc(resp.depth, 1);
-	if (!srq->done) {
-		err = ENOMEM;
-		goto err_destroy;
-	}
-	srq->ring = mmap(NULL, resp.ring_mmap_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, ctx->ibv_ctx.context.cmd_fd,
-			 resp.ring_mmap_key);
-	if (srq->ring == MAP_FAILED) {
-		err = errno;
-		verbs_err(&ctx->ibv_ctx, "mapping SRQ %u failed: %s\n",
-			  resp.srqn, strerror(err));
-		goto err_done;
-	}
-	srq->map_size = resp.ring_mmap_size;
-	srq->srqn = resp.srqn;
-	srq->depth = resp.depth;
-	srq->stride = resp.stride;
-	srq->max_sge = resp.max_sge;
-	attr->attr.max_wr = srq->depth;
-	attr->attr.max_sge = srq->max_sge;
-	verbs_debug(&ctx->ibv_ctx, "SRQ %u: %u x %u bytes\n", srq->srqn,
-		    srq->depth, srq->stride);
 	return &srq->ibv_srq;
 
-err_done:
-	free(srq->done);
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->ibv_srq);
 err_lock:
@@ -137,10 +157,9 @@ int qhca_destroy_srq(struct ibv_srq *ibsrq)
 	if (err)
 		return err;
 
-	munmap(srq->ring, srq->map_size);
-	free(srq->done);
-	pthread_spin_destroy(&srq->lock);
-	free(srq);
+	if (srq->xrc_cq)
+		qhca_xrc_srq_detach(srq);
+	qhca_srq_free(srq);
 	return 0;
 }
 

@@ -19,7 +19,11 @@
 #include "qhca.h"
 
 struct qhca_srq {
-	struct ibv_srq ibv_srq;
+	/* ibv_create_srq_ex() needs the verbs_srq (XRC SRQs). */
+	union {
+		struct ibv_srq ibv_srq;
+		struct verbs_srq verbs_srq;
+	};
 	pthread_spinlock_t lock;	/* posters and completions */
 	void *ring;
 	size_t map_size;
@@ -30,6 +34,9 @@ struct qhca_srq {
 	uint32_t pi;			/* free-running: WQEs posted */
 	uint32_t ci;			/* free-running: oldest not completed */
 	uint8_t *done;			/* per slot: completed, past ci */
+	/* XRC: the CQ its receives complete to, and its link there. */
+	struct qhca_cq *xrc_cq;
+	struct list_node xrc_entry;
 };
 
 static inline struct qhca_srq *to_qhca_srq(struct ibv_srq *ibsrq)
@@ -38,5 +45,10 @@ static inline struct qhca_srq *to_qhca_srq(struct ibv_srq *ibsrq)
 }
 
 bool qhca_srq_complete(struct qhca_srq *srq, uint16_t wqe_idx);
+struct qhca_create_srq_resp;
+int qhca_srq_setup(struct qhca_context *ctx, struct qhca_srq *srq,
+		   const struct qhca_create_srq_resp *resp,
+		   struct ibv_srq_attr *attr);
+void qhca_srq_free(struct qhca_srq *srq);
 
 #endif /* QHCA_SRQ_H */

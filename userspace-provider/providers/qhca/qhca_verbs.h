@@ -21,6 +21,10 @@ struct ibv_pd *qhca_alloc_pd(struct ibv_context *ibctx);
 int qhca_dealloc_pd(struct ibv_pd *ibpd);
 
 /* qhca_mr.c */
+struct ibv_mw *qhca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int qhca_dealloc_mw(struct ibv_mw *mw);
+int qhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
 struct ibv_mr *qhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int qhca_dereg_mr(struct verbs_mr *vmr);
@@ -57,6 +61,18 @@ int qhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int qhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+
+/* qhca_xrc.c */
+struct ibv_xrcd *qhca_open_xrcd(struct ibv_context *ibctx,
+				struct ibv_xrcd_init_attr *attr);
+int qhca_close_xrcd(struct ibv_xrcd *ibxrcd);
+struct ibv_srq *qhca_create_srq_ex(struct ibv_context *ibctx,
+				   struct ibv_srq_init_attr_ex *attr);
+int qhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+struct ibv_qp *qhca_create_xrc_tgt_qp(struct ibv_context *ibctx,
+				      struct ibv_qp_init_attr_ex *attr);
+struct qhca_srq;
+void qhca_xrc_srq_detach(struct qhca_srq *srq);
 
 /* qhca_srq.c */
 struct ibv_srq *qhca_create_srq(struct ibv_pd *ibpd,

@@ -104,4 +104,24 @@ static inline int qhca_wqe_add_inline(struct qhca_qp *qp,
 	return 0;
 }
 
+/*
+ * A bind of window @mw_key (its new key) to @len bytes at @addr of @mr,
+ * or, with no MR, to nothing.  The device checks the rest.
+ */
+static inline void qhca_wqe_set_bind(struct qhca_sq_wqe *wqe,
+				     struct ibv_mw *mw, uint32_t mw_key,
+				     const struct ibv_mw_bind_info *info)
+{
+	struct qhca_sq_wqe_bind *b = (struct qhca_sq_wqe_bind *)wqe;
+
+	b->mw_key = htole32(mw_key);
+	b->mr_lkey = htole32(info->mr ? info->mr->lkey : QHCA_BIND_NO_MR);
+	b->addr = htole64(info->addr);
+	b->length = htole64(info->length);
+	b->access = info->mw_access_flags & (IBV_ACCESS_REMOTE_WRITE |
+					     IBV_ACCESS_REMOTE_READ |
+					     IBV_ACCESS_REMOTE_ATOMIC);
+	b->mw_type = mw->type;
+}
+
 #endif /* QHCA_WQE_H */
