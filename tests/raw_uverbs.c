@@ -8,7 +8,8 @@
  *
  * Who answers what: verify_hdr() in ib_uverbs_write() rejects a core
  * response buffer shorter than the core response with ENOSPC before any
- * driver code runs; uobject lookups fail with ENOENT; everything inside the
+ * driver code runs; uobject lookups fail with ENOENT (EINVAL for a handle
+ * of an object of another type); everything inside the
  * driver data is the driver's (rdma/qhca-abi.h: unknown comp_mask bits,
  * non-zero reserved fields and non-zero excess bytes are EINVAL, and a
  * response is truncated to what user space offered).
@@ -150,6 +151,7 @@ FIXTURE(raw)
 	int fd;
 	int async_fd;
 	struct qhca_objs base;
+	struct qhca_dp_objs dp_base;
 	struct get_context_resp ctx;
 	void *db;
 };
@@ -164,6 +166,7 @@ FIXTURE_SETUP(raw)
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", self->path, strerror(errno));
 	ASSERT_EQ(0, qhca_read_objs(&self->base))
 		TH_LOG("no object counters in " QHCA_SYSFS_HW_OBJECTS);
+	ASSERT_EQ(0, qhca_read_dp_objs(&self->dp_base));
 }
 
 FIXTURE_TEARDOWN(raw)
@@ -175,6 +178,7 @@ FIXTURE_TEARDOWN(raw)
 	if (self->fd >= 0)
 		close(self->fd);
 	QHCA_EXPECT_OBJS_AT(self->base);
+	QHCA_EXPECT_DP_OBJS_AT(self->dp_base);
 }
 
 /* A context the way libqhca makes one; remembers what to close. */
@@ -493,6 +497,236 @@ TEST_F(raw, close_releases_everything)
 	/* The teardown closes the file and checks the counters. */
 }
 
+/* ---- CQs and QPs ---------------------------------------------------- */
+
+struct create_cq_resp {
+	struct ib_uverbs_create_cq_resp core;
+	struct qhca_ibv_create_cq_resp drv;
+	__u8 tail[64];
+};
+
+static ssize_t create_cq(int fd, __u32 cqe, __u32 comp_vector,
+			 const void *req, size_t req_len,
+			 struct create_cq_resp *resp, size_t out_len)
+{
+	struct ib_uverbs_create_cq cmd = {
+		.response = (uintptr_t)resp,
+		.cqe = cqe,
+		.comp_vector = comp_vector,
+		.comp_channel = -1,
+	};
+
+	memset(resp, CANARY, sizeof(*resp));
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_CQ, &cmd, sizeof(cmd),
+			  req, req_len, out_len);
+}
+
+#define CQ_OUT	(sizeof(struct ib_uverbs_create_cq_resp) + \
+		 sizeof(struct qhca_ibv_create_cq_resp))
+
+static ssize_t destroy_cq(int fd, __u32 handle)
+{
+	struct ib_uverbs_destroy_cq_resp resp;
+	struct ib_uverbs_destroy_cq cmd = {
+		.response = (uintptr_t)&resp,
+		.cq_handle = handle,
+	};
+
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_DESTROY_CQ, &cmd, sizeof(cmd),
+			  NULL, 0, sizeof(resp));
+}
+
+static ssize_t create_qp(int fd, __u32 pd, __u32 scq, __u32 rcq,
+			 __u32 max_wr, const void *req, size_t req_len,
+			 void *resp, size_t out_len)
+{
+	struct ib_uverbs_create_qp cmd = {
+		.response = (uintptr_t)resp,
+		.pd_handle = pd,
+		.send_cq_handle = scq,
+		.recv_cq_handle = rcq,
+		.max_send_wr = max_wr,
+		.max_recv_wr = max_wr,
+		.max_send_sge = 1,
+		.max_recv_sge = 1,
+		.qp_type = IB_UVERBS_QPT_RC,
+	};
+
+	memset(resp, CANARY, 128);
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_CREATE_QP, &cmd, sizeof(cmd),
+			  req, req_len, out_len);
+}
+
+#define QP_OUT	(sizeof(struct ib_uverbs_create_qp_resp) + \
+		 sizeof(struct qhca_ibv_create_qp_resp))
+
+static ssize_t destroy_qp(int fd, __u32 handle)
+{
+	struct ib_uverbs_destroy_qp_resp resp;
+	struct ib_uverbs_destroy_qp cmd = {
+		.response = (uintptr_t)&resp,
+		.qp_handle = handle,
+	};
+
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_DESTROY_QP, &cmd, sizeof(cmd),
+			  NULL, 0, sizeof(resp));
+}
+
+static ssize_t dereg_mr(int fd, __u32 handle)
+{
+	struct ib_uverbs_dereg_mr cmd = {
+		.mr_handle = handle,
+	};
+
+	return uverbs_cmd(fd, IB_USER_VERBS_CMD_DEREG_MR, &cmd, sizeof(cmd),
+			  NULL, 0, 0);
+}
+
+/* PDs, CQs, QPs and MRs: this many more than at the start. */
+static void expect_dp(struct __test_metadata *_metadata,
+		      const struct qhca_dp_objs *base, long pds, long cqs,
+		      long qps)
+{
+	struct qhca_dp_objs now;
+
+	ASSERT_EQ(0, qhca_read_dp_objs(&now));
+	EXPECT_EQ(base->pds + pds, now.pds);
+	EXPECT_EQ(base->cqs + cqs, now.cqs);
+	EXPECT_EQ(base->qps + qps, now.qps);
+	EXPECT_EQ(base->mrs, now.mrs);
+}
+
+#define EXPECT_DP_UNCHANGED() expect_dp(_metadata, &self->dp_base, 0, 0, 0)
+#define EXPECT_DP_UNCHANGED_BUT(pds, cqs) \
+	expect_dp(_metadata, &self->dp_base, pds, cqs, 0)
+
+/* Sizes out of range: the driver's own limits and the core's. */
+TEST_F(raw, create_cq_bad_sizes)
+{
+	static const struct {
+		const char *what;
+		__u32 cqe;
+		__u32 vector;
+	} bad[] = {
+		{ "no entries", 0, 0 },
+		{ "one more than max_cqe", QHCA_DEFAULT_MAX_CQE + 1, 0 },
+		{ "2^31 entries", 0x80000000u, 0 },
+		{ "all ones", 0xffffffffu, 0 },
+		{ "a completion vector that does not exist", 16, 1000 },
+	};
+	struct create_cq_resp resp;
+	unsigned int i;
+
+	OPEN_CONTEXT();
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, create_cq(self->fd, bad[i].cqe, bad[i].vector,
+					NULL, 0, &resp, CQ_OUT))
+			TH_LOG("CREATE_CQ with %s worked", bad[i].what);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("CREATE_CQ with %s: %s",
+						bad[i].what, strerror(errno));
+	}
+	EXPECT_DP_UNCHANGED();
+}
+
+/*
+ * No driver request at all reads as a zeroed one; a response with no room
+ * for the driver part gets the core part only.
+ */
+TEST_F(raw, create_cq_no_driver_data)
+{
+	struct create_cq_resp resp;
+
+	OPEN_CONTEXT();
+	ASSERT_LT(0, create_cq(self->fd, 16, 0, NULL, 0, &resp,
+			       sizeof(resp.core)))
+		TH_LOG("CREATE_CQ: %s", strerror(errno));
+	EXPECT_LE(16U, resp.core.cqe);
+	EXPECT_TRUE(untouched(&resp, sizeof(resp.core), sizeof(resp)));
+	EXPECT_LT(0, destroy_cq(self->fd, resp.core.cq_handle));
+	EXPECT_DP_UNCHANGED();
+}
+
+/* Wrong handles and a second destroy: ENOENT, and nothing else freed. */
+TEST_F(raw, cq_bad_handles_and_double_destroy)
+{
+	struct create_cq_resp resp;
+	__u64 key;
+	void *p;
+
+	OPEN_CONTEXT();
+	EXPECT_ERRNO(ENOENT, destroy_cq(self->fd, BAD_HANDLE));
+	ASSERT_LT(0, create_cq(self->fd, 16, 0, NULL, 0, &resp, CQ_OUT))
+		TH_LOG("CREATE_CQ: %s", strerror(errno));
+	key = resp.drv.ring_mmap_key;
+	EXPECT_ERRNO(ENOENT, destroy_cq(self->fd, resp.core.cq_handle + 1));
+	EXPECT_LT(0, destroy_cq(self->fd, resp.core.cq_handle));
+	EXPECT_ERRNO(ENOENT, destroy_cq(self->fd, resp.core.cq_handle));
+	EXPECT_ERRNO(ENOENT, destroy_qp(self->fd, BAD_HANDLE));
+	EXPECT_ERRNO(ENOENT, dereg_mr(self->fd, BAD_HANDLE));
+
+	/* The destroyed CQ's ring is no longer handed out. */
+	errno = 0;
+	p = mmap(NULL, resp.drv.ring_mmap_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, self->fd, key);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	if (p != MAP_FAILED)
+		munmap(p, resp.drv.ring_mmap_size);
+	EXPECT_DP_UNCHANGED();
+}
+
+/*
+ * A QP on handles that are not there or of the wrong type, out-of-range
+ * sizes, an unknown comp_mask bit.
+ */
+TEST_F(raw, create_qp_bad_handles_and_sizes)
+{
+	struct qhca_ibv_create_qp_req req = { .comp_mask = 1 };
+	struct create_cq_resp cq;
+	struct alloc_pd_resp pd;
+	__u8 resp[128];
+	__u32 pdh, cqh;
+
+	OPEN_CONTEXT();
+	ASSERT_LT(0, alloc_pd(self->fd, NULL, 0, &pd,
+			      sizeof(pd.core) + sizeof(pd.drv)));
+	pdh = pd.core.pd_handle;
+	ASSERT_LT(0, create_cq(self->fd, 64, 0, NULL, 0, &cq, CQ_OUT));
+	cqh = cq.core.cq_handle;
+
+	/* No such object: ENOENT from ib_core's lookup. */
+	EXPECT_ERRNO(ENOENT, create_qp(self->fd, BAD_HANDLE, cqh, cqh, 16,
+				       NULL, 0, resp, QP_OUT));
+	EXPECT_ERRNO(ENOENT, create_qp(self->fd, pdh, BAD_HANDLE, cqh, 16,
+				       NULL, 0, resp, QP_OUT));
+	EXPECT_ERRNO(ENOENT, create_qp(self->fd, pdh, cqh, BAD_HANDLE, 16,
+				       NULL, 0, resp, QP_OUT));
+	/* An object of another type: a CQ's handle where a PD's belongs. */
+	EXPECT_ERRNO(EINVAL, create_qp(self->fd, cqh, cqh, cqh, 16,
+				       NULL, 0, resp, QP_OUT));
+	EXPECT_ERRNO(EINVAL, create_qp(self->fd, pdh, cqh, cqh,
+				       QHCA_DEFAULT_MAX_QP_WR + 1,
+				       NULL, 0, resp, QP_OUT));
+	EXPECT_ERRNO(EINVAL, create_qp(self->fd, pdh, cqh, cqh, 0xffffffffu,
+				       NULL, 0, resp, QP_OUT));
+	EXPECT_ERRNO(EINVAL, create_qp(self->fd, pdh, cqh, cqh, 16,
+				       &req, sizeof(req), resp, QP_OUT));
+	EXPECT_DP_UNCHANGED_BUT(1, 1);
+
+	/* With all of that refused, a good QP still comes and goes. */
+	ASSERT_LT(0, create_qp(self->fd, pdh, cqh, cqh, 16, NULL, 0, resp,
+			       QP_OUT))
+		TH_LOG("CREATE_QP: %s", strerror(errno));
+	EXPECT_LT(0, destroy_qp(self->fd,
+				((struct ib_uverbs_create_qp_resp *)resp)->qp_handle));
+	EXPECT_ERRNO(ENOENT, destroy_qp(self->fd,
+					((struct ib_uverbs_create_qp_resp *)resp)->qp_handle));
+	EXPECT_LT(0, destroy_cq(self->fd, cqh));
+	EXPECT_LT(0, dealloc_pd(self->fd, pdh));
+	EXPECT_DP_UNCHANGED();
+}
+
 /* Driver requests GET_CONTEXT must refuse, and leave no context behind. */
 FIXTURE(bad_request)
 {
@@ -573,6 +807,44 @@ TEST_F(bad_request, get_context)
 		TH_LOG("GET_CONTEXT after a refused one: %s", strerror(errno));
 	self->async_fd = resp.core.async_fd;
 	expect_objs(_metadata, &self->base, 1, 0);
+}
+
+/* The same bad driver requests on CREATE_CQ and CREATE_QP. */
+TEST_F(bad_request, create_cq_and_qp)
+{
+	struct get_context_resp ctx;
+	struct create_cq_resp cq;
+	struct alloc_pd_resp pd;
+	struct qhca_dp_objs base, now;
+	__u8 resp[128];
+
+	ASSERT_EQ(0, qhca_read_dp_objs(&base));
+	ASSERT_LT(0, get_context(self->fd, &good_req, sizeof(good_req), &ctx,
+				 sizeof(ctx.core) + sizeof(ctx.drv)));
+	self->async_fd = ctx.core.async_fd;
+
+	EXPECT_ERRNO(EINVAL, create_cq(self->fd, 16, 0, variant->req,
+				       variant->len, &cq, CQ_OUT));
+	ASSERT_EQ(0, qhca_read_dp_objs(&now));
+	EXPECT_EQ(base.cqs, now.cqs);
+
+	ASSERT_LT(0, alloc_pd(self->fd, NULL, 0, &pd,
+			      sizeof(pd.core) + sizeof(pd.drv)));
+	ASSERT_LT(0, create_cq(self->fd, 16, 0, NULL, 0, &cq, CQ_OUT));
+	EXPECT_ERRNO(EINVAL, create_qp(self->fd, pd.core.pd_handle,
+				       cq.core.cq_handle, cq.core.cq_handle,
+				       16, variant->req, variant->len, resp,
+				       QP_OUT));
+	ASSERT_EQ(0, qhca_read_dp_objs(&now));
+	EXPECT_EQ(base.qps, now.qps);
+	EXPECT_EQ(base.cqs + 1, now.cqs);
+	EXPECT_LT(0, destroy_cq(self->fd, cq.core.cq_handle));
+	EXPECT_LT(0, dealloc_pd(self->fd, pd.core.pd_handle));
+	ASSERT_EQ(0, qhca_read_dp_objs(&now));
+	EXPECT_EQ(base.pds, now.pds);
+	EXPECT_EQ(base.cqs, now.cqs);
+	EXPECT_EQ(base.qps, now.qps);
+	EXPECT_EQ(base.mrs, now.mrs);
 }
 
 TEST_HARNESS_MAIN

@@ -130,6 +130,13 @@ spp=(ibv_srq_pingpong -d "$ibdev" -i 1 -c -n 500 -s 4096)
 check "ibv_srq_pingpong" 1 "${spp[@]}"
 check "ibv_srq_pingpong -e" 1 "${spp[@]}" -e
 
+# ibv_xsrq_pingpong: XRC.  Each side opens one XRC domain through a file,
+# makes an XRC SRQ and a TGT QP in it, and its INI QP sends to the other
+# side's SRQ through the other side's TGT QP.
+xpp=(ibv_xsrq_pingpong -d "$ibdev" -i 1 -n 500)
+check "ibv_xsrq_pingpong" 1 "${xpp[@]}"
+check "ibv_xsrq_pingpong -e" 1 "${xpp[@]}" -e
+
 pt=(-d "$ibdev" -i 1 -F -c RC)
 check "ib_send_bw" 2 ib_send_bw "${pt[@]}" -n 200
 check "ib_send_lat" 2 ib_send_lat "${pt[@]}" -n 200

@@ -9,7 +9,10 @@
  * CQs of each polling context ib_core offers.  Then one RDMA WRITE with a
  * bad rkey, which must fail with REM_ACCESS_ERR and flush the rest, and
  * everything is freed again.  A UD step does the same for two UD QPs and
- * kernel address handles.
+ * kernel address handles.  A last step, on a QP pair of its own, uses a
+ * fast-registration MR as NFS/RDMA, iSER and SRP do: alloc_mr, map_mr_sg
+ * of three separate pages, REG_MR, RDMA through the new rkey, LOCAL_INV,
+ * a new key, SEND_WITH_INV, and the invalidated key refused.
  *
  * It reports one "ok N - what" / "not ok N - what" line per step in the
  * kernel log and its verdict in /sys/module/qhca_kverbs_test/parameters/
@@ -21,6 +24,7 @@
 
 #include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <rdma/ib_cache.h>
@@ -1071,6 +1075,290 @@ static int kvt_step_bad_rkey(struct kvt *t)
 	return 0;
 }
 
+/* ---- Fast registration (1.2) ---------------------------------------- */
+
+#define KVT_FR_PAGES	3
+#define KVT_FR_OFF	(PAGE_SIZE - 1000)	/* a WRITE across a page */
+
+struct kvt_fr {
+	struct kvt_side side[2];	/* side 1 owns the MR */
+	struct page *page[KVT_FR_PAGES];
+	struct scatterlist sg[KVT_FR_PAGES];
+	int nents;
+	struct ib_mr *mr;
+};
+
+static void kvt_fr_free(struct kvt *t, struct kvt_fr *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		struct kvt_side *s = &f->side[i];
+
+		if (s->qp)
+			ib_destroy_qp(s->qp);
+		if (s->mapped)
+			ib_dma_unmap_single(t->dev, s->dma, KVT_BUF_SIZE,
+					    DMA_BIDIRECTIONAL);
+		kfree(s->buf);
+	}
+	if (f->mr)
+		ib_dereg_mr(f->mr);
+	if (f->nents)
+		ib_dma_unmap_sg(t->dev, f->sg, KVT_FR_PAGES, DMA_BIDIRECTIONAL);
+	for (i = 0; i < KVT_FR_PAGES; i++)
+		if (f->page[i])
+			__free_page(f->page[i]);
+	kfree(f);
+}
+
+/* Byte @off of the registered range, through the pages. */
+static u8 *kvt_fr_byte(struct kvt_fr *f, size_t off)
+{
+	return page_address(f->page[off / PAGE_SIZE]) + off % PAGE_SIZE;
+}
+
+/* REG_MR of @f's MR, with its current key, on side 1's SQ. */
+static int kvt_fr_reg(struct kvt *t, struct kvt_fr *f, u32 tag)
+{
+	struct ib_reg_wr wr = {
+		.wr = {
+			.wr_cqe = kvt_cqe(t, tag),
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.mr = f->mr,
+		.key = f->mr->rkey,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ,
+	};
+	int n, err;
+
+	n = ib_map_mr_sg(f->mr, f->sg, f->nents, NULL, PAGE_SIZE);
+	if (n != f->nents) {
+		pr_err("ib_map_mr_sg mapped %d of %d\n", n, f->nents);
+		return n < 0 ? n : -EIO;
+	}
+	if (f->mr->length != KVT_FR_PAGES * PAGE_SIZE) {
+		pr_err("fast-reg MR length %llu\n", f->mr->length);
+		return -EIO;
+	}
+	err = ib_post_send(f->side[1].qp, &wr.wr, NULL);
+	if (!err)
+		err = kvt_expect(f->side[1].scq, tag, IB_WC_SUCCESS,
+				 IB_WC_REG_MR, -1, -1);
+	return err;
+}
+
+/* Side 0 RDMA WRITEs (or READs) KVT_LEN bytes at @off of the MR. */
+static int kvt_fr_rdma(struct kvt *t, struct kvt_fr *f, enum ib_wr_opcode op,
+		       u32 tag, size_t off, u32 rkey, enum ib_wc_status want)
+{
+	struct kvt_side *s = &f->side[0];
+	struct ib_rdma_wr wr;
+	struct ib_sge sge;
+	int err;
+
+	kvt_send_wr(t, s, &wr.wr, &sge, op, tag);
+	wr.remote_addr = f->mr->iova + off;
+	wr.rkey = rkey;
+	err = ib_post_send(s->qp, &wr.wr, NULL);
+	if (!err)
+		err = kvt_expect(s->scq, tag, want, op == IB_WR_RDMA_READ ?
+				 IB_WC_RDMA_READ : IB_WC_RDMA_WRITE, -1, -1);
+	return err;
+}
+
+/* A WRITE of side 0's source at @off lands there and nowhere else. */
+static int kvt_fr_write(struct kvt *t, struct kvt_fr *f, u32 tag, size_t off,
+			u8 seed)
+{
+	struct kvt_side *s = &f->side[0];
+	size_t i;
+	int err;
+
+	kvt_fill(s->buf + KVT_SRC, KVT_LEN, seed);
+	kvt_to_device(t, s);
+	for (i = 0; i < KVT_FR_PAGES; i++)
+		memset(page_address(f->page[i]), KVT_POISON, PAGE_SIZE);
+	dma_sync_sg_for_device(t->dev->dma_device, f->sg, KVT_FR_PAGES,
+			       DMA_BIDIRECTIONAL);
+	err = kvt_fr_rdma(t, f, IB_WR_RDMA_WRITE, tag, off, f->mr->rkey,
+			  IB_WC_SUCCESS);
+	if (err)
+		return err;
+	dma_sync_sg_for_cpu(t->dev->dma_device, f->sg, KVT_FR_PAGES,
+			    DMA_BIDIRECTIONAL);
+	for (i = 0; i < KVT_FR_PAGES * PAGE_SIZE; i++) {
+		bool in = i >= off && i < off + KVT_LEN;
+		u8 want = in ? s->buf[KVT_SRC + i - off] : KVT_POISON;
+
+		if (*kvt_fr_byte(f, i) != want) {
+			pr_err("fast-reg byte %zu: %#04x, expected %#04x\n", i,
+			       *kvt_fr_byte(f, i), want);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A fast-registration MR over three separately allocated pages, on a
+ * QP pair of its own: REG_MR, WRITE and READ through the new rkey
+ * checked byte for byte, LOCAL_INV, a new key and REG_MR again,
+ * SEND_WITH_INV giving the key back, and a WRITE through the
+ * invalidated key failing with REM_ACCESS_ERR.
+ */
+static int kvt_step_fast_reg(struct kvt *t)
+{
+	struct ib_send_wr inv = {
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_send_wr sinv;
+	struct ib_sge sge;
+	struct kvt_fr *f;
+	struct kvt_side *s, *peer;
+	unsigned long end;
+	struct kvt_wc e;
+	unsigned int i;
+	u32 key;
+	int err;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	s = &f->side[0];
+	peer = &f->side[1];
+	s->scq = &t->cq[0];
+	s->rcq = &t->cq[0];
+	peer->scq = &t->cq[2];
+	peer->rcq = &t->cq[1];
+	err = kvt_qp_create(t, s);
+	if (!err)
+		err = kvt_qp_create(t, peer);
+	if (!err)
+		err = kvt_qp_connect(t, s, peer);
+	if (!err)
+		err = kvt_qp_connect(t, peer, s);
+	if (err)
+		goto out;
+
+	sg_init_table(f->sg, KVT_FR_PAGES);
+	for (i = 0; i < KVT_FR_PAGES; i++) {
+		f->page[i] = alloc_page(GFP_KERNEL);
+		if (!f->page[i]) {
+			err = -ENOMEM;
+			goto out;
+		}
+		sg_set_page(&f->sg[i], f->page[i], PAGE_SIZE, 0);
+	}
+	f->nents = ib_dma_map_sg(t->dev, f->sg, KVT_FR_PAGES,
+				 DMA_BIDIRECTIONAL);
+	if (f->nents <= 0) {
+		f->nents = 0;
+		err = -ENOMEM;
+		goto out;
+	}
+
+	f->mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG, KVT_FR_PAGES);
+	if (IS_ERR(f->mr)) {
+		err = PTR_ERR(f->mr);
+		f->mr = NULL;
+		pr_err("ib_alloc_mr: %d\n", err);
+		goto out;
+	}
+	ib_update_fast_reg_key(f->mr, ib_inc_rkey(f->mr->rkey));
+	err = kvt_fr_reg(t, f, 12);
+	if (!err)
+		err = kvt_fr_write(t, f, 13, KVT_FR_OFF, 31);
+	if (err)
+		goto out;
+
+	/* Back into side 0's destination. */
+	kvt_poison(t, s);
+	kvt_to_device(t, s);
+	err = kvt_fr_rdma(t, f, IB_WR_RDMA_READ, 14, KVT_FR_OFF, f->mr->rkey,
+			  IB_WC_SUCCESS);
+	if (err)
+		goto out;
+	kvt_to_cpu(t, s);
+	err = kvt_check_data(s, s);
+	if (err)
+		goto out;
+
+	/* LOCAL_INV, then the same MR again under the next key. */
+	inv.wr_cqe = kvt_cqe(t, 15);
+	inv.ex.invalidate_rkey = f->mr->rkey;
+	err = ib_post_send(peer->qp, &inv, NULL);
+	if (!err)
+		err = kvt_expect(peer->scq, 15, IB_WC_SUCCESS, IB_WC_LOCAL_INV,
+				 -1, -1);
+	if (err)
+		goto out;
+	key = f->mr->rkey;
+	ib_update_fast_reg_key(f->mr, ib_inc_rkey(f->mr->rkey));
+	if (f->mr->rkey == key || f->mr->lkey != f->mr->rkey) {
+		pr_err("ib_update_fast_reg_key: keys %#x, %#x\n",
+		       f->mr->lkey, f->mr->rkey);
+		err = -EIO;
+		goto out;
+	}
+	err = kvt_fr_reg(t, f, 0);
+	if (!err)
+		err = kvt_fr_write(t, f, 1, 2 * PAGE_SIZE + 17, 32);
+	if (err)
+		goto out;
+
+	/* SEND_WITH_INV: the responder's key goes, the CQE names it. */
+	err = kvt_post_recv(t, peer, 2);
+	if (err)
+		goto out;
+	kvt_send_wr(t, s, &sinv, &sge, IB_WR_SEND_WITH_INV, 3);
+	sinv.ex.invalidate_rkey = f->mr->rkey;
+	err = ib_post_send(s->qp, &sinv, NULL);
+	if (!err)
+		err = kvt_expect(s->scq, 3, IB_WC_SUCCESS, IB_WC_SEND, -1, -1);
+	if (!err)
+		err = kvt_expect(peer->rcq, 2, IB_WC_SUCCESS, IB_WC_RECV,
+				 KVT_LEN, -1);
+	if (err)
+		goto out;
+	e = peer->rcq->log[(peer->rcq->seen - 1) % KVT_LOG];
+	if (!(e.wc_flags & IB_WC_WITH_INVALIDATE) ||
+	    (__force u32)e.imm != f->mr->rkey) {
+		pr_err("SEND_WITH_INV: flags %#x rkey %#x, expected %#x\n",
+		       e.wc_flags, (__force u32)e.imm, f->mr->rkey);
+		err = -EIO;
+		goto out;
+	}
+
+	/* The invalidated key reaches nothing now. */
+	dma_sync_sg_for_device(t->dev->dma_device, f->sg, KVT_FR_PAGES,
+			       DMA_BIDIRECTIONAL);
+	err = kvt_fr_rdma(t, f, IB_WR_RDMA_WRITE, 4, 0, f->mr->rkey,
+			  IB_WC_REM_ACCESS_ERR);
+	if (err)
+		goto out;
+	end = jiffies + msecs_to_jiffies(KVT_TIMEOUT_MS);
+	while (!atomic_read(&peer->access_err) && time_before(jiffies, end))
+		msleep(20);
+	if (!atomic_read(&peer->access_err)) {
+		pr_err("no IB_EVENT_QP_ACCESS_ERR for the fast-reg owner\n");
+		err = -EIO;
+		goto out;
+	}
+	dma_sync_sg_for_cpu(t->dev->dma_device, f->sg, KVT_FR_PAGES,
+			    DMA_BIDIRECTIONAL);
+	if (memchr_inv(page_address(f->page[0]), KVT_POISON, KVT_LEN)) {
+		pr_err("a WRITE through an invalidated key changed memory\n");
+		err = -EIO;
+	}
+out:
+	kvt_fr_free(t, f);
+	return err;
+}
+
 static void kvt_run(struct kvt *t)
 {
 	int err;
@@ -1113,6 +1401,8 @@ static void kvt_run(struct kvt *t)
 			"UD: SEND_WITH_IMM through kernel AHs, with a GRH");
 	kvt_result_line(t, kvt_step_bad_rkey(t),
 			"RDMA_WRITE with a bad rkey: REM_ACCESS_ERR, flushes");
+	kvt_result_line(t, kvt_step_fast_reg(t),
+			"fast registration: REG_MR, RDMA, LOCAL_INV, new key, SEND_WITH_INV");
 out:
 	kvt_teardown(t);
 }

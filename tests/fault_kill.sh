@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# kill -9 in the middle of traffic, over and over: each round starts
+# several processes with RC pairs streaming verified SENDs (fault_helper
+# stream), waits until all of them move data, and kills them all with
+# SIGKILL at a random moment.  Afterwards the device holds exactly the
+# objects it held before (the driver's hw_objects counters), ib_core has
+# no resource of qhca0 left (rdma res), the device still moves verified
+# data, and the kernel log has no warning.  TAP output.
+#
+# Environment: QHCA_TOP, QHCA_TEST_BIN (where fault_helper is),
+# QHCA_KILL_ROUNDS (default 100), QHCA_KILL_PROCS (default 3).
+set -uo pipefail
+
+tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
+helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests}/fault_helper
+objs=/sys/class/infiniband/qhca0/hw_objects
+rounds=${QHCA_KILL_ROUNDS:-100}
+procs=${QHCA_KILL_PROCS:-3}
+pairs=2
+
+num=0
+failed=0
+tmp=$(mktemp -d)
+pids=()
+
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do
+		kill -9 "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+result() {
+	num=$((num + 1))
+	printf '%s %d %s\n' "$1" "$num" "$2"
+	[ "$1" = ok ] || failed=1
+}
+
+# counters: "name=value ..." for every user-object counter, or nothing.
+counters() {
+	local f out=""
+	for f in uars pds cqs qps mrs srqs; do
+		[ -f "$objs/$f" ] || continue
+		out+="${out:+ }$f=$(cat "$objs/$f" 2>/dev/null)" || return
+	done
+	echo "$out"
+}
+
+# res: ib_core's resource counts of qhca0 ("pd N cq N qp N ..."), or
+# nothing without the rdma tool.
+res() {
+	command -v rdma > /dev/null || return
+	rdma res show 2>/dev/null | sed -n 's/^[0-9]*: qhca0: //p'
+}
+
+echo "TAP version 13"
+echo "1..5"
+
+marker="qhca fault_kill $$ $(date +%s)"
+echo "$marker" > /dev/kmsg
+
+base=$(counters)
+base_res=$(res)
+echo "# before: $base; rdma res: ${base_res:-none}"
+
+bad=""
+for r in $(seq "$rounds"); do
+	outs=()
+	for i in $(seq "$procs"); do
+		"$helper" stream $pairs > "$tmp/out$i" 2> "$tmp/err$i" &
+		pids+=($!)
+		outs+=("$tmp/out$i")
+	done
+	# All of them streaming, or one of them failed.
+	for _ in $(seq 600); do
+		n=0
+		for f in "${outs[@]}"; do
+			grep -qx READY "$f" && n=$((n + 1))
+		done
+		[ "$n" = "$procs" ] && break
+		running=0
+		for pid in "${pids[@]}"; do
+			kill -0 "$pid" 2>/dev/null && running=$((running + 1))
+		done
+		[ "$running" = "$procs" ] || break
+		sleep 0.1
+	done
+	[ "$n" = "$procs" ] ||
+		bad+=" round $r: $n of $procs streaming ($(cat "$tmp"/err* | tr '\n' ' '));"
+	# Somewhere in the middle of the traffic.
+	sleep "0.$((RANDOM % 10))"
+	for pid in "${pids[@]}"; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			bad+=" round $r: pid $pid died on its own;"
+		fi
+		kill -9 "$pid" 2>/dev/null
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	pids=()
+	[ -n "$bad" ] && break
+done
+if [ -z "$bad" ]; then
+	result ok "$rounds rounds of $procs processes x $pairs RC pairs killed mid-traffic"
+else
+	result "not ok" "traffic before the kill:$bad"
+fi
+
+# ib_uverbs tears the killed processes' objects down as their files close.
+now=""
+for _ in $(seq 100); do
+	now=$(counters)
+	[ "$now" = "$base" ] && break
+	sleep 0.1
+done
+if [ -n "$base" ] && [ "$now" = "$base" ]; then
+	result ok "device objects back to the start: $now"
+else
+	result "not ok" "device objects: ${now:-unreadable}, expected ${base:-unreadable}"
+fi
+
+now_res=$(res)
+if [ -z "$base_res" ]; then
+	result "not ok" "rdma res shows nothing for qhca0 (no rdma tool?)"
+elif [ "$now_res" = "$base_res" ]; then
+	result ok "rdma res of qhca0 as before: $now_res"
+else
+	result "not ok" "rdma res of qhca0: $now_res, before: $base_res"
+fi
+
+if out=$("$helper" check 2 200 2>&1); then
+	result ok "device still moves verified data"
+else
+	result "not ok" "traffic after the kills: $out"
+fi
+
+log=$(dmesg | sed -n "/$marker/,\$p")
+oops=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:' <<< "$log")
+if [ -z "$log" ]; then
+	result "not ok" "kernel log: cannot read it"
+elif [ -n "$oops" ]; then
+	while IFS= read -r line; do echo "# $line"; done <<< "$oops"
+	result "not ok" "kernel log: warnings or oopses"
+else
+	result ok "kernel log: clean"
+fi
+
+exit $failed
