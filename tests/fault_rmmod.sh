@@ -14,61 +14,7 @@
 # QHCA_TEST_BIN (where fault_helper is; default build/tests).
 set -uo pipefail
 
-tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
-: "${QHCA_KO:=$QHCA_TOP/drivers/infiniband/hw/qhca/qhca.ko}"
-helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests}/fault_helper
-ibdev=/sys/class/infiniband/qhca0
-procs=3
-pairs=4
-
-num=0
-failed=0
-tmp=$(mktemp -d)
-pids=()
-
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do
-		kill -9 "$pid" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-	# Leave the device loaded for whatever runs next.
-	[ -e /sys/module/qhca ] || insmod "$QHCA_KO" 2>/dev/null
-}
-trap cleanup EXIT
-
-result() {
-	num=$((num + 1))
-	printf '%s %d %s\n' "$1" "$num" "$2"
-	[ "$1" = ok ] || failed=1
-}
-
-wait_active() {
-	local state
-	for _ in $(seq 100); do
-		state=$(cat "$ibdev/ports/1/state" 2>/dev/null)
-		[[ $state == *ACTIVE* ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# wait_word WORD SECONDS FILE...: each FILE has a line WORD.
-wait_word() {
-	local word=$1 secs=$2 f n
-	shift 2
-	for _ in $(seq $((secs * 10))); do
-		n=0
-		for f in "$@"; do
-			grep -qx "$word" "$f" 2>/dev/null && n=$((n + 1))
-		done
-		[ "$n" = $# ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/fault_common.sh"
 
 echo "TAP version 13"
 echo "1..7"
