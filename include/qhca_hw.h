@@ -102,7 +102,8 @@
 #define QHCA_VERSION_1_0		0x00010000
 #define QHCA_VERSION_1_1		0x00010001
 #define QHCA_VERSION_1_2		0x00010002
-#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_2
+#define QHCA_VERSION_1_3		0x00010003
+#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_3
 
 /* CAPS: no optional capabilities are defined in version 1.0. */
 #define QHCA_CAP_RSVD			0xffffffff
@@ -160,6 +161,8 @@ enum qhca_aq_opcode {
 	/* 1.2: memory windows */
 	QHCA_CMD_ALLOC_MW	= 0x1b,
 	QHCA_CMD_DEALLOC_MW	= 0x1c,
+	/* 1.3: fault injection, with QHCA_DEV_CAP_FAULT_INJECT */
+	QHCA_CMD_INJECT_FAULT	= 0x1d,
 };
 
 enum qhca_aq_status {
@@ -256,6 +259,8 @@ QHCA_ASSERT_SIZE(qhca_device_attr, 160);
 #define QHCA_DEV_CAP_XRC		0x00000040
 #define QHCA_DEV_CAP_MW			0x00000080	/* type 1 and 2B */
 #define QHCA_DEV_CAP_MEM_MGT_EXT	0x00000100	/* fast-reg, invalidate */
+/* 1.3 */
+#define QHCA_DEV_CAP_FAULT_INJECT	0x00000200	/* INJECT_FAULT works */
 
 /* QUERY_PORT: payload struct qhca_cmd_query_port; response qhca_port_attr. */
 struct qhca_cmd_query_port {
@@ -336,6 +341,32 @@ struct qhca_stats {
 	__le64 guest_errors;	/* everything logged as a guest error */
 };
 QHCA_ASSERT_SIZE(qhca_stats, 64);
+
+/*
+ * INJECT_FAULT (1.3): payload struct qhca_cmd_inject_fault, no response,
+ * result 0.  Only with QHCA_DEV_CAP_FAULT_INJECT (the device property
+ * "fault-injection"); without it the command is BAD_OPCODE.  A handle that
+ * names no live object is BAD_HANDLE; an unknown type, or a reserved
+ * field set, is BAD_PARAM.  See Documentation/hw/qhca-faults.rst.
+ */
+enum qhca_fault_type {
+	QHCA_FAULT_LINK_DOWN	= 1,	/* port to DOWN; the wire drops packets */
+	QHCA_FAULT_LINK_UP	= 2,	/* port back to ACTIVE */
+	QHCA_FAULT_QP_FATAL	= 3,	/* handle: QPN; QP to ERR, QP_FATAL */
+	QHCA_FAULT_SRQ_ERR	= 4,	/* handle: SRQN; SRQ to ERR, SRQ_ERR */
+	QHCA_FAULT_CQ_ERR	= 5,	/* handle: CQN; as a CQ overrun */
+	QHCA_FAULT_DROP		= 6,	/* handle: drop the next n packets */
+	QHCA_FAULT_AQ_HANG	= 7,	/* admin queue stops until reset */
+};
+
+struct qhca_cmd_inject_fault {
+	__le16 type;		/* enum qhca_fault_type */
+	__le16 rsvd0;
+	__le32 handle;		/* object number or count, by type */
+	__le64 rsvd1;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_inject_fault, 16);
+#define QHCA_FAULT_MAX_DROP	1000000
 
 /* ------------------------------------------------------------------ */
 /* Event queue                                                         */
@@ -628,6 +659,10 @@ enum qhca_counter {
 	QHCA_CNT_RX_DROPS,		/* UD/UC messages dropped silently */
 	QHCA_CNT_QKEY_VIOLATIONS,	/* UD messages with a bad Q_Key */
 	QHCA_CNT_SRQ_WQES,		/* SRQ receive WQEs consumed */
+	/* 1.3 */
+	QHCA_CNT_LINK_DOWNED,		/* port transitions out of ACTIVE */
+	QHCA_CNT_WIRE_DROPS,		/* packets lost on the wire: link down or injected */
+	QHCA_CNT_FAULTS_INJECTED,	/* INJECT_FAULT commands that succeeded */
 	QHCA_CNT_NUM
 };
 
@@ -993,5 +1028,10 @@ QHCA_ASSERT_SIZE(qhca_cqe, 64);
 /* 1.2: a SEND_WITH_INV invalidated the key in imm_data (big endian). */
 #define QHCA_CQE_F_INV			0x08
 #define QHCA_CQE_OWNER_PHASE		0x01
+/*
+ * 1.3: set in every CQE the device writes, so that a ring of zeroes (what
+ * a process sees once its mappings are gone) never reads as a completion.
+ */
+#define QHCA_CQE_OWNER_WRITTEN		0x02
 
 #endif /* QHCA_HW_H */
