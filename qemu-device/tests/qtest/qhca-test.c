@@ -677,8 +677,8 @@ static void test_aq_doorbells(void)
 static void test_bad_commands(void)
 {
     QhcaTest *t = qhca_start(NULL);
-    /* 0x1d: the first opcode after 1.2's (XRC 0x19/0x1a, MW 0x1b/0x1c). */
-    static const uint16_t bad_ops[] = { 0, QHCA_CMD_DEALLOC_MW + 1, 0x100,
+    /* 0x1e: the first opcode after 1.3's (INJECT_FAULT 0x1d). */
+    static const uint16_t bad_ops[] = { 0, QHCA_CMD_INJECT_FAULT + 1, 0x100,
                                         0xffff };
     struct qhca_aq_sqe sqe;
     struct qhca_stats st;

@@ -12,6 +12,12 @@
  *
  * One slot of each ring stays unused: indices are ring positions, so a
  * full ring and an empty one would otherwise look the same.
+ *
+ * INJECT_FAULT AQ_HANG (1.3) sets aq.hung: from that command on, the queue
+ * neither runs nor completes anything, and its doorbells only record their
+ * index, until a reset or ENABLE cleared: a hung queue stays hung while
+ * disabled, and the next ENABLE starts it afresh (qhca_aq_start()).  Only
+ * the BQL holder (MMIO, the bottom half) touches the flag.
  */
 #include "qemu/osdep.h"
 #include "qemu/lockable.h"
@@ -61,7 +67,7 @@ static void qhca_aq_process(void *opaque)
 
     QEMU_LOCK_GUARD(&s->lock);
     /* At most one pass over the ring: the SQ tail only moves by MMIO. */
-    while (qhca_is_ready(s) && aq->sq_head != aq->sq_tail) {
+    while (qhca_is_ready(s) && !aq->hung && aq->sq_head != aq->sq_tail) {
         struct qhca_aq_sqe sqe;
         struct qhca_aq_cqe cqe = { 0 };
         uint64_t addr;
@@ -83,6 +89,11 @@ static void qhca_aq_process(void *opaque)
         status = qhca_cmd_execute(s, &sqe, &result);
         if (!qhca_is_ready(s)) {
             /* The command hit a fatal DMA error; nothing more is written. */
+            return;
+        }
+        if (aq->hung) {
+            /* AQ_HANG: not even its own completion. */
+            trace_qhca_aq_hung(le16_to_cpu(sqe.cmd_id), aq->sq_head);
             return;
         }
 
@@ -160,6 +171,8 @@ void qhca_aq_start(QhcaState *s)
     aq->cq_head = 0;
     aq->cq_tail = 0;
     aq->phase = 1;
+    /* ENABLE was cleared (or the device reset) since: an AQ_HANG is over. */
+    aq->hung = false;
     trace_qhca_enable(aq->sq_base, aq->cq_base, aq->entries, aq->vector);
 }
 
@@ -178,6 +191,11 @@ void qhca_aq_sq_doorbell(QhcaState *s, uint32_t val)
     }
     trace_qhca_aq_sq_doorbell(val);
     aq->sq_tail = val;
+    if (aq->hung) {
+        /* Nothing would run: do not wake the bottom half for nothing. */
+        trace_qhca_aq_hung_doorbell(QHCA_REG_AQ_SQ_DB, val);
+        return;
+    }
     qemu_bh_schedule(aq->bh);
 }
 
@@ -198,6 +216,10 @@ void qhca_aq_cq_doorbell(QhcaState *s, uint32_t val)
     }
     trace_qhca_aq_cq_doorbell(val);
     aq->cq_head = val;
+    if (aq->hung) {
+        trace_qhca_aq_hung_doorbell(QHCA_REG_AQ_CQ_DB, val);
+        return;
+    }
     if (aq->sq_head != aq->sq_tail) {
         qemu_bh_schedule(aq->bh);
     }

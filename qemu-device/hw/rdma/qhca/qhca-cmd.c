@@ -97,6 +97,9 @@ static const QhcaCmdDesc qhca_cmds[] = {
     [QHCA_CMD_DEALLOC_XRCD] = {
         "DEALLOC_XRCD", sizeof(struct qhca_cmd_handle), 0
     },
+    [QHCA_CMD_INJECT_FAULT] = {
+        "INJECT_FAULT", sizeof(struct qhca_cmd_inject_fault), 0
+    },
 };
 
 typedef union QhcaCmdParams {
@@ -111,6 +114,7 @@ typedef union QhcaCmdParams {
     struct qhca_cmd_modify_srq modify_srq;
     struct qhca_cmd_mcast mcast;
     struct qhca_cmd_alloc_mw alloc_mw;
+    struct qhca_cmd_inject_fault inject_fault;
     uint8_t raw[QHCA_AQ_PAYLOAD_SIZE];
 } QhcaCmdParams;
 
@@ -185,7 +189,9 @@ static uint8_t qhca_cmd_query_device(QhcaState *s, const QhcaCmd *cmd,
                                          QHCA_DEV_CAP_CQE_TIMESTAMP |
                                          QHCA_DEV_CAP_MEM_MGT_EXT |
                                          (p->max_mws ? QHCA_DEV_CAP_MW : 0) |
-                                         QHCA_DEV_CAP_XRC);
+                                         QHCA_DEV_CAP_XRC |
+                                         (p->fault_injection ?
+                                          QHCA_DEV_CAP_FAULT_INJECT : 0));
     /* CQE timestamps count nanoseconds (qhca_cq_post()): a 1 GHz clock. */
     attr->hca_core_clock = cpu_to_le32(QHCA_CQE_CLOCK_KHZ);
     attr->num_ports = 1;
@@ -379,6 +385,8 @@ static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
         return qhca_qp_modify(s, cmd, &in->modify_qp);
     case QHCA_CMD_QUERY_COUNTERS:
         return qhca_cmd_query_counters(s, cmd, &out->counters);
+    case QHCA_CMD_INJECT_FAULT:
+        return qhca_fault_inject(s, cmd, &in->inject_fault);
     default:
         g_assert_not_reached();
     }
@@ -402,7 +410,9 @@ uint8_t qhca_cmd_execute(QhcaState *s, const struct qhca_aq_sqe *sqe,
     *result = 0;
     s->counters.admin_cmds++;
 
-    if (cmd.opcode < ARRAY_SIZE(qhca_cmds) && qhca_cmds[cmd.opcode].name) {
+    /* Without fault-injection, INJECT_FAULT is an opcode like any unknown. */
+    if (cmd.opcode < ARRAY_SIZE(qhca_cmds) && qhca_cmds[cmd.opcode].name &&
+        (cmd.opcode != QHCA_CMD_INJECT_FAULT || s->params.fault_injection)) {
         desc = &qhca_cmds[cmd.opcode];
         cmd.name = desc->name;
     }

@@ -32,16 +32,18 @@ void qhca_cq_fini(QhcaState *s)
     s->cq = NULL;
 }
 
-/* Forget a CQ; its doorbell fields stay, the engine skips dead CQs. */
+/*
+ * Forget a CQ.  Its kick stays, as the FIFO entry it stands for does (the
+ * engine skips dead CQs); an arm request does not, lest it arm the next
+ * CQ with this number.
+ */
 static void qhca_cq_clear(QhcaCq *cq)
 {
     uint32_t cqn = cq->cqn;
-    uint32_t arm_req = qatomic_read(&cq->arm_req);
     uint32_t kick = qatomic_read(&cq->kick);
 
     memset(cq, 0, sizeof(*cq));
     cq->cqn = cqn;
-    qatomic_set(&cq->arm_req, arm_req);
     qatomic_set(&cq->kick, kick);
 }
 
@@ -177,6 +179,17 @@ static const uint8_t qhca_status_counter[] = {
 };
 
 /*
+ * Put @cq in error, as an overrun does and INJECT_FAULT CQ_ERR (1.3):
+ * no CQE is written to it any more, the QP whose CQE is refused goes to
+ * ERR, and every EQ that asked hears CQ_ERROR.
+ */
+void qhca_cq_fail(QhcaState *s, QhcaCq *cq)
+{
+    cq->overrun = true;
+    qhca_eq_broadcast(s, QHCA_EVENT_CQ_ERROR, cq->cqn);
+}
+
+/*
  * Write a CQE to CQ @cqn: the entry, then its owner byte.  False if the
  * CQ is gone or in error, or overran now: the CQE is lost and the caller
  * moves its QP to ERR.
@@ -200,10 +213,9 @@ bool qhca_cq_post(QhcaState *s, uint32_t cqn, struct qhca_cqe *cqe)
         if (!qhca_is_ready(s)) {
             return false;
         }
-        cq->overrun = true;
         qhca_count(s, QHCA_CNT_CQ_OVERRUNS, 1);
         trace_qhca_err_cq_overrun(cqn, cq->pi, cq->ci);
-        qhca_eq_broadcast(s, QHCA_EVENT_CQ_ERROR, cqn);
+        qhca_cq_fail(s, cq);
         return false;
     }
 
@@ -217,7 +229,8 @@ bool qhca_cq_post(QhcaState *s, uint32_t cqn, struct qhca_cqe *cqe)
      * it moves with the VM when it migrates.
      */
     cqe->timestamp = cpu_to_le64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
-    cqe->owner = 0;
+    /* 1.3: never all zeroes, whatever the phase. */
+    cqe->owner = QHCA_CQE_OWNER_WRITTEN;
     if (!qhca_dma_write_entry(s, addr, cqe, sizeof(*cqe),
                               offsetof(struct qhca_cqe, owner), phase)) {
         qhca_dma_ring_failed(s, "CQ", addr);

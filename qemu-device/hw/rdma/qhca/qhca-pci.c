@@ -200,6 +200,9 @@ static const Property qhca_props[] = {
                        0),
     DEFINE_PROP_BOOL("x-engine-inline", QhcaState, params.engine_inline,
                      false),
+    /* 1.3: INJECT_FAULT (qhca-fault.c); link-up is a QOM property there. */
+    DEFINE_PROP_BOOL("fault-injection", QhcaState, params.fault_injection,
+                     true),
 };
 
 /* Guest rings and objects live in guest memory and host tables alike. */
@@ -229,12 +232,19 @@ static void qhca_class_init(ObjectClass *klass, void *data)
     device_class_set_props(dc, qhca_props);
     dc->vmsd = &qhca_vmstate;
     rc->phases.hold = qhca_reset_hold;
+    qhca_fault_class_init(klass);
+}
+
+static void qhca_instance_init(Object *obj)
+{
+    qhca_fault_instance_init(QHCA(obj));
 }
 
 static const TypeInfo qhca_info = {
     .name = TYPE_QHCA,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(QhcaState),
+    .instance_init = qhca_instance_init,
     .class_init = qhca_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

@@ -52,7 +52,9 @@ void qhca_qp_fini(QhcaState *s)
 
 /*
  * Back to RESET: no WQE, no transport state, indices at 0.  The identity
- * of the QP (rings, CQs, PD) stays.
+ * of the QP (rings, CQs, PD) stays.  So does a kick the FIFO still holds,
+ * but the doorbell indices it would apply go: rung before the reset (or
+ * for the QP that had this number before), they must not reach this one.
  */
 void qhca_qp_clear(QhcaQp *qp)
 {
@@ -69,6 +71,8 @@ void qhca_qp_clear(QhcaQp *qp)
     qp->rq_pi = 0;
     qatomic_set(&qp->sq_comp, 0);
     qatomic_set(&qp->rq_ci, 0);
+    qatomic_set(&qp->db_sq_pi, 0);
+    qatomic_set(&qp->db_rq_pi, 0);
     qatomic_set(&qp->state, QHCA_QPS_RESET);
     qp->access = 0;
     qp->path_mtu = 0;

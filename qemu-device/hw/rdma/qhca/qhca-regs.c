@@ -31,6 +31,7 @@ void qhca_device_reset(QhcaState *s)
     s->status = 0;
     qhca_engine_reset(s);
     qhca_objects_reset(s);
+    qhca_fault_reset(s);
     s->ctrl = 0;
     s->error = QHCA_ERR_NONE;
     memset(&s->counters, 0, sizeof(s->counters));

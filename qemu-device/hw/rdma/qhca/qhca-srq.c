@@ -284,16 +284,26 @@ void qhca_srq_doorbell(QhcaState *s, uint64_t page, uint32_t val)
     qatomic_set(&srq->db_pi, QHCA_SRQ_DB_VALID | idx);
 }
 
-/* The ring of @srq cannot be read: the SRQ is lost, its QPs with it. */
+/*
+ * The SRQ is lost, its QPs with it: each fails when it next needs a WQE
+ * (qhca_srq_take()).  Its ring could not be read, or INJECT_FAULT SRQ_ERR
+ * (1.3) said so; the SRQ_ERR event goes out once.
+ */
+void qhca_srq_fail(QhcaState *s, QhcaSrq *srq)
+{
+    if (srq->state != QHCA_SRQ_STATE_ERR) {
+        qatomic_set(&srq->state, QHCA_SRQ_STATE_ERR);
+        qhca_eq_broadcast(s, QHCA_EVENT_SRQ_ERR, srq->srqn);
+    }
+}
+
+/* The ring of @srq cannot be read: a guest error, and the SRQ fails. */
 static void qhca_srq_error(QhcaState *s, QhcaSrq *srq, uint64_t addr)
 {
     qhca_guest_error(s, QHCA_ERR_DMA, srq_dma,
                      "SRQ %u ring access at 0x%" PRIx64 " left guest RAM",
                      srq->srqn, addr);
-    if (srq->state != QHCA_SRQ_STATE_ERR) {
-        qatomic_set(&srq->state, QHCA_SRQ_STATE_ERR);
-        qhca_eq_broadcast(s, QHCA_EVENT_SRQ_ERR, srq->srqn);
-    }
+    qhca_srq_fail(s, srq);
 }
 
 /* No WQE for @qp to take?  An SRQ in error has one: it fails to take. */

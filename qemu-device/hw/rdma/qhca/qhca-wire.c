@@ -9,6 +9,10 @@
  * not exist, is dropped, and the sender finds out by its retry timer, as
  * on a real fabric.  Packets come from a free list and go back to it: the
  * queue only ever holds what one step produced, so the list stays small.
+ *
+ * The wire itself loses packets (1.3) while the link is down and for the
+ * next packets an INJECT_FAULT DROP counts (qhca_fault_wire_drop()): the
+ * sender sent them, nobody receives them, WIRE_DROPS counts them.
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
@@ -127,12 +131,20 @@ QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
 
 void qhca_wire_send(QhcaState *s, QhcaPacket *pkt)
 {
+    const char *why;
+
     assert(pkt->paylen <= QHCA_MAX_MTU);
     trace_qhca_pkt_send(pkt->src_qpn, pkt->dest_qpn,
                         qhca_ib_opcode_names[pkt->opcode], pkt->psn,
                         pkt->paylen, pkt->ack_req, pkt->syndrome);
     qhca_count(s, QHCA_CNT_TX_PACKETS, 1);
     qhca_count(s, QHCA_CNT_TX_BYTES, pkt->paylen);
+    if (qhca_fault_wire_drop(s, &why)) {
+        trace_qhca_wire_drop(pkt->src_qpn, pkt->dest_qpn, pkt->psn, why);
+        qhca_count(s, QHCA_CNT_WIRE_DROPS, 1);
+        QSIMPLEQ_INSERT_HEAD(&s->engine.free_pkts, pkt, next);
+        return;
+    }
     QSIMPLEQ_INSERT_TAIL(&s->engine.wire, pkt, next);
 }
 

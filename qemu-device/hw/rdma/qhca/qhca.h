@@ -67,6 +67,7 @@ typedef struct QhcaParams {
     uint32_t max_mws;           /* 1.2; 0: no memory windows */
     uint32_t engine_spin_us;    /* longest spin before sleeping; 0: none */
     bool engine_inline;         /* doorbells may run the engine in the vCPU */
+    bool fault_injection;       /* 1.3: INJECT_FAULT, FAULT_INJECT cap */
 } QhcaParams;
 
 /* A table of object handles first .. size - 1. */
@@ -104,6 +105,7 @@ typedef struct QhcaAdminQueue {
     uint32_t cq_head;           /* from AQ_CQ_DB */
     uint32_t cq_tail;           /* next CQE slot the device writes */
     uint8_t phase;
+    bool hung;                  /* AQ_HANG: nothing runs until a reset */
     QEMUBH *bh;
 } QhcaAdminQueue;
 
@@ -157,6 +159,18 @@ struct QhcaState {
     uint32_t *xrcd_refs;        /* XRC SRQs and TGT QPs in each */
     QhcaMcast mcast[QHCA_MAX_MCAST_GROUPS];     /* 1.2 */
     QhcaEngine engine;
+
+    /*
+     * 1.3 (qhca-fault.c): the cable, which only the host pulls or plugs
+     * in and no device reset changes (QOM property link-up); the link the
+     * guest took down (LINK_DOWN, until LINK_UP or a reset); and the
+     * packets the wire still has to drop (DROP).  Atomic: QOM, the admin
+     * queue and the engine change or read them; changes are made under
+     * the device lock.
+     */
+    bool link_up;
+    bool link_down_injected;
+    uint32_t wire_drops_left;
 
     QhcaCounters counters;
 };
@@ -299,6 +313,7 @@ uint8_t qhca_cq_create(QhcaState *s, const QhcaCmd *cmd,
 uint8_t qhca_cq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t cqn);
 bool qhca_cq_post(QhcaState *s, uint32_t cqn, struct qhca_cqe *cqe);
 void qhca_cq_arm(QhcaState *s, QhcaCq *cq);
+void qhca_cq_fail(QhcaState *s, QhcaCq *cq);
 
 /* qhca-qp.c */
 void qhca_qp_init(QhcaState *s);
@@ -330,6 +345,7 @@ void qhca_srq_doorbell(QhcaState *s, uint64_t page, uint32_t val);
 bool qhca_srq_empty(QhcaState *s, QhcaQp *qp);
 uint8_t qhca_srq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r);
 void qhca_srq_qp_flush(QhcaState *s, QhcaQp *qp);
+void qhca_srq_fail(QhcaState *s, QhcaSrq *srq);
 
 /* qhca-xrc.c */
 void qhca_xrc_init(QhcaState *s);
@@ -364,6 +380,14 @@ QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
                              uint32_t dest_qpn, uint32_t psn);
 void qhca_wire_send(QhcaState *s, QhcaPacket *pkt);
 void qhca_wire_drain(QhcaState *s);
+
+/* qhca-fault.c */
+void qhca_fault_class_init(ObjectClass *klass);
+void qhca_fault_instance_init(QhcaState *s);
+void qhca_fault_reset(QhcaState *s);
+uint8_t qhca_fault_inject(QhcaState *s, const QhcaCmd *cmd,
+                          const struct qhca_cmd_inject_fault *p);
+bool qhca_fault_wire_drop(QhcaState *s, const char **why);
 
 /* qhca-requester.c */
 bool qhca_req_step(QhcaState *s, QhcaQp *qp);
@@ -414,10 +438,17 @@ static inline uint32_t qhca_qp_mtu(const QhcaQp *qp)
     return 128u << qp->path_mtu;
 }
 
-/* Port state follows the device: the port is up while the device is ready. */
+/* The link is up while the cable is in and the guest has not taken it down. */
+static inline bool qhca_link_is_up(QhcaState *s)
+{
+    return qatomic_read(&s->link_up) &&
+           !qatomic_read(&s->link_down_injected);
+}
+
+/* The port is up while the device is ready and the link is up (1.3). */
 static inline bool qhca_port_active(QhcaState *s)
 {
-    return qhca_is_ready(s);
+    return qhca_is_ready(s) && qhca_link_is_up(s);
 }
 
 #endif /* HW_RDMA_QHCA_H */

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca fault injection (interface 1.3): INJECT_FAULT, the host's link-up
+ * property, and what the wire loses because of them.
+ *
+ * Every fault goes down the path the device takes when the failure is
+ * real: a QP fails as on an error of its own (qhca_qp_error()), an SRQ as
+ * when its ring cannot be read (qhca_srq_fail()), a CQ as on an overrun
+ * (qhca_cq_fail()).  A fault only hurts the device that asked for it, and
+ * each is bounded: a DROP count has a ceiling, the others are one state
+ * change.  A legitimate injection is not a guest error; only a malformed
+ * command is (qhca_cmd_reject()).
+ *
+ * Locking.  INJECT_FAULT runs under the BQL and the device lock (an admin
+ * command); qom-set of link-up under the BQL, and it takes the device
+ * lock to change the link, as the events it posts need it.  The engine
+ * thread asks the wire for every packet it sends under the device lock
+ * too.  link_up and wire_drops_left are atomic all the same: the property
+ * is read and, before realize, set without the lock.
+ */
+#include "qemu/osdep.h"
+#include "qemu/lockable.h"
+#include "qapi/error.h"
+#include "qhca.h"
+#include "trace.h"
+
+static const char *const qhca_fault_names[] = {
+    [QHCA_FAULT_LINK_DOWN] = "LINK_DOWN",
+    [QHCA_FAULT_LINK_UP] = "LINK_UP",
+    [QHCA_FAULT_QP_FATAL] = "QP_FATAL",
+    [QHCA_FAULT_SRQ_ERR] = "SRQ_ERR",
+    [QHCA_FAULT_CQ_ERR] = "CQ_ERR",
+    [QHCA_FAULT_DROP] = "DROP",
+    [QHCA_FAULT_AQ_HANG] = "AQ_HANG",
+};
+
+/*
+ * The host plugs the cable in or pulls it, or the guest takes the link
+ * down or lets it up again, under the device lock.  The two are separate
+ * so that neither undoes the other: a guest cannot plug in a cable the
+ * host pulled.  Only a port that goes from ACTIVE to DOWN, or back, is an
+ * event: while the device is not ready its port is DOWN whatever the link
+ * does, and a device enabled later tells each new EQ the port state
+ * (qhca_eq_create()).
+ */
+static void qhca_link_set(QhcaState *s, bool up, bool by_host)
+{
+    bool was_up = qhca_link_is_up(s);
+
+    if (by_host) {
+        qatomic_set(&s->link_up, up);
+    } else {
+        qatomic_set(&s->link_down_injected, !up);
+    }
+    up = qhca_link_is_up(s);
+    if (up == was_up) {
+        trace_qhca_link_unchanged(up, by_host);
+        return;
+    }
+    trace_qhca_link(up, by_host, qhca_is_ready(s));
+    if (!qhca_is_ready(s)) {
+        return;
+    }
+    if (up) {
+        qhca_eq_broadcast(s, QHCA_EVENT_PORT_ACTIVE, QHCA_PORT_NUM);
+    } else {
+        qhca_count(s, QHCA_CNT_LINK_DOWNED, 1);
+        qhca_eq_broadcast(s, QHCA_EVENT_PORT_DOWN, QHCA_PORT_NUM);
+    }
+}
+
+/*
+ * Should the wire lose the packet being sent?  While the link is down it
+ * loses all of them; otherwise the next wire_drops_left ones.
+ */
+bool qhca_fault_wire_drop(QhcaState *s, const char **why)
+{
+    uint32_t left;
+
+    if (!qhca_link_is_up(s)) {
+        *why = "link down";
+        return true;
+    }
+    left = qatomic_read(&s->wire_drops_left);
+    while (left) {
+        uint32_t seen = qatomic_cmpxchg(&s->wire_drops_left, left, left - 1);
+
+        if (seen == left) {
+            *why = "injected drop";
+            return true;
+        }
+        left = seen;
+    }
+    return false;
+}
+
+/*
+ * A device reset: the faults the guest injected go (drops still pending,
+ * a link it took down); the cable stays as the host left it.  The port is
+ * DOWN while the device is not ready, so no event is due.
+ */
+void qhca_fault_reset(QhcaState *s)
+{
+    qatomic_set(&s->wire_drops_left, 0);
+    qatomic_set(&s->link_down_injected, false);
+}
+
+/* QP_FATAL: as on an error of the QP's own. */
+static uint8_t qhca_fault_qp(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn)
+{
+    QhcaQp *qp;
+
+    if (!qhca_table_live(&s->qps, qpn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
+    }
+    qp = &s->qp[qpn];
+    if (qp->state == QHCA_QPS_RESET) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE, "QP in RESET");
+    }
+    if (qp->state == QHCA_QPS_ERR) {
+        /* In ERR already: the event is all that is left to say. */
+        qhca_eq_broadcast(s, QHCA_EVENT_QP_FATAL, qpn);
+    } else {
+        qhca_qp_error(s, qp, QHCA_EVENT_QP_FATAL);
+    }
+    return QHCA_AQ_SUCCESS;
+}
+
+static uint8_t qhca_fault_srq(QhcaState *s, const QhcaCmd *cmd,
+                              uint32_t srqn)
+{
+    QhcaSrq *srq;
+
+    if (!qhca_table_live(&s->srqs, srqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+    }
+    srq = &s->srq[srqn];
+    if (srq->state == QHCA_SRQ_STATE_ERR) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                               "SRQ in error already");
+    }
+    qhca_srq_fail(s, srq);
+    return QHCA_AQ_SUCCESS;
+}
+
+static uint8_t qhca_fault_cq(QhcaState *s, const QhcaCmd *cmd, uint32_t cqn)
+{
+    QhcaCq *cq;
+
+    if (!qhca_table_live(&s->cqs, cqn)) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
+    }
+    cq = &s->cq[cqn];
+    if (cq->overrun) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                               "CQ in error already");
+    }
+    qhca_cq_fail(s, cq);
+    return QHCA_AQ_SUCCESS;
+}
+
+/* INJECT_FAULT, under the device lock. */
+uint8_t qhca_fault_inject(QhcaState *s, const QhcaCmd *cmd,
+                          const struct qhca_cmd_inject_fault *p)
+{
+    uint16_t type = le16_to_cpu(p->type);
+    uint32_t handle = le32_to_cpu(p->handle);
+    uint8_t status = QHCA_AQ_SUCCESS;
+
+    if (p->rsvd0 || p->rsvd1) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "reserved field set");
+    }
+    if (type >= ARRAY_SIZE(qhca_fault_names) || !qhca_fault_names[type]) {
+        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                               "unknown fault type");
+    }
+    trace_qhca_fault(qhca_fault_names[type], handle);
+
+    switch (type) {
+    case QHCA_FAULT_LINK_DOWN:
+    case QHCA_FAULT_LINK_UP:
+    case QHCA_FAULT_AQ_HANG:
+        if (handle) {
+            return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                   "handle must be 0");
+        }
+        if (type == QHCA_FAULT_AQ_HANG) {
+            /* qhca_aq_process() stops after this very command. */
+            trace_qhca_fault_aq_hang(cmd->cmd_id);
+            s->aq.hung = true;
+        } else {
+            qhca_link_set(s, type == QHCA_FAULT_LINK_UP, false);
+        }
+        break;
+    case QHCA_FAULT_DROP:
+        if (handle > QHCA_FAULT_MAX_DROP) {
+            return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                   "drop count above QHCA_FAULT_MAX_DROP");
+        }
+        /* A new count replaces what is left of the old one. */
+        trace_qhca_fault_drop(handle,
+                              qatomic_xchg(&s->wire_drops_left, handle));
+        break;
+    case QHCA_FAULT_QP_FATAL:
+        status = qhca_fault_qp(s, cmd, handle);
+        break;
+    case QHCA_FAULT_SRQ_ERR:
+        status = qhca_fault_srq(s, cmd, handle);
+        break;
+    case QHCA_FAULT_CQ_ERR:
+        status = qhca_fault_cq(s, cmd, handle);
+        break;
+    default:
+        g_assert_not_reached();
+    }
+    if (status == QHCA_AQ_SUCCESS) {
+        qhca_count(s, QHCA_CNT_FAULTS_INJECTED, 1);
+    }
+    return status;
+}
+
+/* The QOM property link-up: the host pulls the cable or plugs it in. */
+static bool qhca_link_up_get(Object *obj, Error **errp)
+{
+    return qatomic_read(&QHCA(obj)->link_up);
+}
+
+static void qhca_link_up_set(Object *obj, bool value, Error **errp)
+{
+    QhcaState *s = QHCA(obj);
+
+    if (!DEVICE(obj)->realized) {
+        /* No lock, no EQ yet: the device starts with the cable so. */
+        qatomic_set(&s->link_up, value);
+        return;
+    }
+    QEMU_LOCK_GUARD(&s->lock);
+    qhca_link_set(s, value, true);
+}
+
+void qhca_fault_class_init(ObjectClass *klass)
+{
+    object_class_property_add_bool(klass, "link-up", qhca_link_up_get,
+                                   qhca_link_up_set);
+    object_class_property_set_description(klass, "link-up",
+        "the cable: false pulls it (port DOWN), true plugs it back in");
+}
+
+void qhca_fault_instance_init(QhcaState *s)
+{
+    s->link_up = true;
+}

@@ -1,0 +1,1777 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qtest for fault injection in qhca (interface 1.3): INJECT_FAULT with
+ * each of its seven types and every malformed payload, the fault-injection
+ * and link-up properties, the wire losing packets (RC retrying or giving
+ * up, UD sends completing and lost), the admin queue hanging until a
+ * reset, the WRITTEN bit of CQEs, and a system reset with RC traffic in
+ * flight after which the device must not touch guest memory again.
+ *
+ * The test plays the driver as the other qhca qtests do; all data moves
+ * through one physical MR over a buffer in guest RAM.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "hw/pci/pci_regs.h"
+#include "qhca-qtest.h"
+
+#define FT_ID               "hca0"
+#define FT_PATH             "/machine/peripheral/" FT_ID
+#define FT_PROPS            ",id=" FT_ID
+#define FT_LID              1
+#define FT_MTU_1024         3
+#define FT_QKEY             0x1234u
+#define FT_BUF_SIZE         0x20000
+#define FT_EQ_LOG2          7
+#define FT_SQ_LOG2          6
+#define FT_SQ_STRIDE_LOG2   7
+#define FT_RQ_LOG2          5
+#define FT_RQ_STRIDE_LOG2   6
+#define FT_PORT_EVENTS      ((1u << QHCA_EVENT_PORT_ACTIVE) | \
+                             (1u << QHCA_EVENT_PORT_DOWN))
+#define FT_EVENTS           (FT_PORT_EVENTS | \
+                             (1u << QHCA_EVENT_COMPLETION) | \
+                             (1u << QHCA_EVENT_CQ_ERROR) | \
+                             (1u << QHCA_EVENT_QP_FATAL) | \
+                             (1u << QHCA_EVENT_QP_REQ_ERR) | \
+                             (1u << QHCA_EVENT_QP_ACCESS_ERR) | \
+                             (1u << QHCA_EVENT_SRQ_LIMIT) | \
+                             (1u << QHCA_EVENT_QP_LAST_WQE) | \
+                             (1u << QHCA_EVENT_SRQ_ERR))
+#define FT_RETRY_TIMEOUT    10          /* 4.2 ms */
+#define FT_STEP_NS          5000000     /* more than one retry timeout */
+
+/* An event queue as the driver keeps it. */
+typedef struct FtEq {
+    uint32_t eqn;
+    uint64_t ring;
+    uint32_t entries;
+    uint32_t head;
+} FtEq;
+
+typedef struct Ft {
+    QhcaTest *t;
+    uint32_t uar;
+    uint32_t pdn;
+    uint32_t lkey;              /* a physical MR over all of RAM */
+    uint64_t buf;               /* FT_BUF_SIZE bytes of guest RAM */
+    FtEq eq;                    /* every asynchronous event */
+} Ft;
+
+typedef struct FtCq {
+    uint32_t cqn;
+    uint64_t ring;
+    uint64_t dbrec;
+    uint32_t entries;
+    uint32_t ci;
+} FtCq;
+
+typedef struct FtQp {
+    uint32_t qpn;
+    uint8_t type;
+    uint64_t sq;
+    uint64_t rq;
+    uint16_t sq_pi;
+    uint16_t rq_pi;
+} FtQp;
+
+typedef struct FtSrq {
+    uint32_t srqn;
+    uint64_t ring;
+    uint16_t pi;
+} FtSrq;
+
+/* ------------------------------------------------------------------ */
+/* Waiting                                                             */
+
+static bool ft_wait(bool (*ready)(void *), void *opaque)
+{
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+
+    while (!ready(opaque)) {
+        if (g_get_monotonic_time() > end) {
+            return false;
+        }
+        g_usleep(100);
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+
+static void ft_eq_create(Ft *f, FtEq *eq, uint32_t mask)
+{
+    QhcaTest *t = f->t;
+
+    eq->entries = 1u << FT_EQ_LOG2;
+    eq->head = 0;
+    eq->ring = guest_alloc(&t->alloc, eq->entries * sizeof(struct qhca_eqe));
+    qtest_memset(t->qts, eq->ring, 0, eq->entries * sizeof(struct qhca_eqe));
+    g_assert_cmpuint(qt_create_eq(t, eq->ring, FT_EQ_LOG2, 1, mask,
+                                  &eq->eqn), ==, QHCA_AQ_SUCCESS);
+}
+
+typedef struct FtEqPoll {
+    Ft *f;
+    FtEq *eq;
+} FtEqPoll;
+
+static bool ft_eqe_ready(void *opaque)
+{
+    FtEqPoll *p = opaque;
+    FtEq *eq = p->eq;
+    uint8_t phase = ((eq->head / eq->entries) & 1) ^ 1;
+    struct qhca_eqe e = qt_read_eqe(p->f->t, eq->ring,
+                                    eq->head % eq->entries);
+
+    return (e.flags & QHCA_EQE_FLAGS_PHASE) == phase;
+}
+
+/* The next event of @eq, or type 0 if none comes. */
+static struct qhca_eqe ft_eq_event(Ft *f, FtEq *eq, bool wait)
+{
+    FtEqPoll p = { f, eq };
+    struct qhca_eqe e = { 0 };
+
+    if (wait ? ft_wait(ft_eqe_ready, &p) : ft_eqe_ready(&p)) {
+        e = qt_read_eqe(f->t, eq->ring, eq->head % eq->entries);
+        eq->head++;
+        qt_wr(f->t, QHCA_REG_EQ_DB,
+              QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, eq->eqn) |
+              (eq->head % eq->entries));
+    }
+    return e;
+}
+
+static void ft_eq_expect(Ft *f, FtEq *eq, uint8_t type, uint32_t data)
+{
+    struct qhca_eqe e = ft_eq_event(f, eq, true);
+
+    g_assert_cmpuint(e.type, ==, type);
+    g_assert_cmpuint(le32_to_cpu(e.data), ==, data);
+}
+
+/* Nothing more arrives on @eq, given some time. */
+static void ft_eq_quiet(Ft *f, FtEq *eq)
+{
+    FtEqPoll p = { f, eq };
+    int i;
+
+    for (i = 0; i < 20; i++) {
+        g_assert(!ft_eqe_ready(&p));
+        g_usleep(1000);
+    }
+}
+
+static void ft_expect_event(Ft *f, uint8_t type, uint32_t data)
+{
+    ft_eq_expect(f, &f->eq, type, data);
+}
+
+static void ft_no_event(Ft *f)
+{
+    ft_eq_quiet(f, &f->eq);
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+
+static struct qhca_stats ft_stats(Ft *f)
+{
+    return qt_stats(f->t);
+}
+
+static struct qhca_counters ft_counters(Ft *f)
+{
+    struct qhca_counters c;
+
+    g_assert_cmpuint(qt_query(f->t, QHCA_CMD_QUERY_COUNTERS, NULL, 0, &c,
+                              sizeof(c)), ==, QHCA_AQ_SUCCESS);
+    return c;
+}
+
+static uint64_t ft_counter(Ft *f, enum qhca_counter i)
+{
+    return le64_to_cpu(ft_counters(f).cnt[i]);
+}
+
+/* Wait until counter @i is at least @value. */
+static uint64_t ft_wait_counter(Ft *f, enum qhca_counter i, uint64_t value)
+{
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+    uint64_t v;
+
+    while ((v = ft_counter(f, i)) < value) {
+        g_assert(g_get_monotonic_time() < end);
+        g_usleep(1000);
+    }
+    return v;
+}
+
+/* The objects every test uses, on a device just enabled. */
+static void ft_setup(Ft *f)
+{
+    QhcaTest *t = f->t;
+    struct qhca_cmd_reg_mr mr = {
+        .length = cpu_to_le64(RAM_END),
+        .access = QHCA_ACCESS_ALL,
+        .key = 0x3c,
+        .flags = QHCA_MR_F_PHYS,
+    };
+    uint32_t index;
+
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &f->uar), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &f->pdn), ==,
+                     QHCA_AQ_SUCCESS);
+    mr.pdn = cpu_to_le32(f->pdn);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &mr, sizeof(mr), &index),
+                     ==, QHCA_AQ_SUCCESS);
+    f->lkey = index << 8 | mr.key;
+    f->buf = guest_alloc(&t->alloc, FT_BUF_SIZE);
+    qtest_memset(t->qts, f->buf, 0, FT_BUF_SIZE);
+    ft_eq_create(f, &f->eq, FT_EVENTS);
+}
+
+/* A device whose port is up: its EQ starts with PORT_ACTIVE. */
+static Ft *ft_start(const char *props)
+{
+    Ft *f = g_new0(Ft, 1);
+
+    f->t = qhca_start(props ? props : FT_PROPS);
+    qt_enable(f->t, 5);
+    ft_setup(f);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    return f;
+}
+
+static void ft_stop(Ft *f)
+{
+    qt_assert_alive(f->t);
+    qhca_stop(f->t);
+    g_free(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Commands                                                            */
+
+static uint8_t ft_inject_raw(Ft *f, const struct qhca_cmd_inject_fault *p)
+{
+    return qt_cmd(f->t, QHCA_CMD_INJECT_FAULT, p, sizeof(*p), NULL);
+}
+
+static uint8_t ft_inject(Ft *f, uint16_t type, uint32_t handle)
+{
+    struct qhca_cmd_inject_fault p = {
+        .type = cpu_to_le16(type),
+        .handle = cpu_to_le32(handle),
+    };
+
+    return ft_inject_raw(f, &p);
+}
+
+static struct qhca_port_attr ft_port(Ft *f)
+{
+    struct qhca_cmd_query_port q = { .port_num = 1 };
+    struct qhca_port_attr a;
+
+    g_assert_cmpuint(qt_query(f->t, QHCA_CMD_QUERY_PORT, &q, sizeof(q), &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    return a;
+}
+
+static void ft_assert_port(Ft *f, bool active)
+{
+    struct qhca_port_attr a = ft_port(f);
+
+    g_assert_cmpuint(a.state, ==, active ? QHCA_PORT_ACTIVE : QHCA_PORT_DOWN);
+    g_assert_cmpuint(a.phys_state, ==, active ? 5 : 3);
+}
+
+static uint32_t ft_device_caps(Ft *f)
+{
+    struct qhca_device_attr d;
+
+    g_assert_cmpuint(qt_query(f->t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &d,
+                              sizeof(d)), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmphex(le32_to_cpu(d.hw_version), ==, QHCA_VERSION_1_3);
+    return le32_to_cpu(d.device_cap_flags);
+}
+
+static void ft_link_prop(Ft *f, bool up)
+{
+    qtest_qom_set_bool(f->t->qts, FT_PATH, "link-up", up);
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion queues                                                   */
+
+static FtCq *ft_cq(Ft *f, uint8_t depth_log2)
+{
+    QhcaTest *t = f->t;
+    FtCq *cq = g_new0(FtCq, 1);
+    struct qhca_cmd_create_cq c = { 0 };
+
+    cq->entries = 1u << depth_log2;
+    cq->ring = guest_alloc(&t->alloc, cq->entries * sizeof(struct qhca_cqe));
+    cq->dbrec = guest_alloc(&t->alloc, 64);
+    qtest_memset(t->qts, cq->ring, 0, cq->entries * sizeof(struct qhca_cqe));
+    qtest_memset(t->qts, cq->dbrec, 0, 4);
+    c.ring_addr = cpu_to_le64(cq->ring);
+    c.dbrec_addr = cpu_to_le64(cq->dbrec);
+    c.eqn = cpu_to_le32(f->eq.eqn);
+    c.uar = cpu_to_le32(f->uar);
+    c.depth_log2 = depth_log2;
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_CQ, &c, sizeof(c), &cq->cqn),
+                     ==, QHCA_AQ_SUCCESS);
+    return cq;
+}
+
+static uint64_t ft_cqe_addr(FtCq *cq)
+{
+    return cq->ring + (cq->ci & (cq->entries - 1)) * sizeof(struct qhca_cqe);
+}
+
+typedef struct FtCqPoll {
+    Ft *f;
+    FtCq *cq;
+} FtCqPoll;
+
+static bool ft_cqe_ready(void *opaque)
+{
+    FtCqPoll *p = opaque;
+    uint8_t phase = ((p->cq->ci / p->cq->entries) & 1) ^ 1;
+    uint8_t owner = qtest_readb(p->f->t->qts, ft_cqe_addr(p->cq) +
+                                offsetof(struct qhca_cqe, owner));
+
+    return (owner & QHCA_CQE_OWNER_PHASE) == phase;
+}
+
+/*
+ * Take the next CQE; false if none came.  Every CQE of 1.3 carries the
+ * WRITTEN bit, whatever its phase, and nothing else in the owner byte.
+ */
+static bool ft_poll(Ft *f, FtCq *cq, struct qhca_cqe *cqe, bool wait)
+{
+    FtCqPoll p = { f, cq };
+    uint8_t phase = ((cq->ci / cq->entries) & 1) ^ 1;
+    uint32_t rec;
+
+    if (!(wait ? ft_wait(ft_cqe_ready, &p) : ft_cqe_ready(&p))) {
+        return false;
+    }
+    qtest_memread(f->t->qts, ft_cqe_addr(cq), cqe, sizeof(*cqe));
+    g_assert_cmphex(cqe->owner, ==, QHCA_CQE_OWNER_WRITTEN | phase);
+    cq->ci++;
+    rec = cpu_to_le32(cq->ci);
+    qtest_memwrite(f->t->qts, cq->dbrec, &rec, sizeof(rec));
+    return true;
+}
+
+static struct qhca_cqe ft_expect(Ft *f, FtCq *cq, FtQp *qp, uint8_t opcode,
+                                 uint8_t status)
+{
+    struct qhca_cqe cqe;
+
+    g_assert(ft_poll(f, cq, &cqe, true));
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp->qpn);
+    g_assert_cmpuint(cqe.opcode, ==, opcode);
+    g_assert_cmpuint(cqe.status, ==, status);
+    return cqe;
+}
+
+static void ft_no_cqe(Ft *f, FtCq *cq)
+{
+    FtCqPoll p = { f, cq };
+    int i;
+
+    for (i = 0; i < 20; i++) {
+        g_assert(!ft_cqe_ready(&p));
+        g_usleep(1000);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                         */
+
+static FtQp *ft_qp(Ft *f, uint8_t type, FtCq *scq, FtCq *rcq, FtSrq *srq)
+{
+    QhcaTest *t = f->t;
+    FtQp *qp = g_new0(FtQp, 1);
+    uint64_t sq_size = 1ull << (FT_SQ_LOG2 + FT_SQ_STRIDE_LOG2);
+    uint64_t rq_size = 1ull << (FT_RQ_LOG2 + FT_RQ_STRIDE_LOG2);
+    struct qhca_cmd_create_qp c = {
+        .pdn = cpu_to_le32(f->pdn),
+        .uar = cpu_to_le32(f->uar),
+        .send_cqn = cpu_to_le16(scq->cqn),
+        .recv_cqn = cpu_to_le16(rcq->cqn),
+        .type = type,
+        .sq_depth_log2 = FT_SQ_LOG2,
+        .sq_stride_log2 = FT_SQ_STRIDE_LOG2,
+    };
+
+    qp->type = type;
+    qp->sq = guest_alloc(&t->alloc, sq_size);
+    qtest_memset(t->qts, qp->sq, 0, sq_size);
+    c.sq_addr = cpu_to_le64(qp->sq);
+    if (srq) {
+        c.flags = QHCA_QP_F_SRQ;
+        c.srqn = cpu_to_le16(srq->srqn);
+    } else {
+        qp->rq = guest_alloc(&t->alloc, rq_size);
+        qtest_memset(t->qts, qp->rq, 0, rq_size);
+        c.rq_addr = cpu_to_le64(qp->rq);
+        c.rq_depth_log2 = FT_RQ_LOG2;
+        c.rq_stride_log2 = FT_RQ_STRIDE_LOG2;
+    }
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qp->qpn),
+                     ==, QHCA_AQ_SUCCESS);
+    return qp;
+}
+
+static uint8_t ft_modify(Ft *f, struct qhca_cmd_modify_qp *m)
+{
+    return qt_cmd(f->t, QHCA_CMD_MODIFY_QP, m, sizeof(*m), NULL);
+}
+
+static uint8_t ft_qp_state(Ft *f, FtQp *qp)
+{
+    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qp->qpn) };
+    struct qhca_qp_attr a;
+
+    g_assert_cmpuint(qt_query(f->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    return a.state;
+}
+
+/* The engine moves QPs to ERR on its own time: wait for it. */
+static void ft_wait_qp_state(Ft *f, FtQp *qp, uint8_t state)
+{
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+
+    while (ft_qp_state(f, qp) != state) {
+        g_assert(g_get_monotonic_time() < end);
+        g_usleep(1000);
+    }
+}
+
+/* An RC (or UC) QP to RTS towards @dest, with these retry settings. */
+static void ft_connect(Ft *f, FtQp *qp, FtQp *dest, uint8_t timeout,
+                       uint8_t retry_cnt)
+{
+    bool rc = qp->type == QHCA_QPT_RC;
+    struct qhca_cmd_modify_qp m = {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_ACCESS),
+        .state = QHCA_QPS_INIT,
+        .access = QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_READ |
+                  (rc ? QHCA_ACCESS_REMOTE_ATOMIC : 0),
+    };
+
+    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
+                                 QHCA_QP_ATTR_DEST_QPN |
+                                 QHCA_QP_ATTR_RQ_PSN |
+                                 (rc ? QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                                       QHCA_QP_ATTR_MIN_RNR_TIMER : 0)),
+        .state = QHCA_QPS_RTR,
+        .dlid = cpu_to_le16(FT_LID),
+        .path_mtu = FT_MTU_1024,
+        .dest_qpn = cpu_to_le32(dest->qpn),
+        .rq_psn = cpu_to_le32(0x100 + dest->qpn),
+        .max_dest_rd_atomic = rc ? 4 : 0,
+        .min_rnr_timer = rc ? 1 : 0,
+    };
+    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
+                                 (rc ? QHCA_QP_ATTR_TIMEOUT |
+                                       QHCA_QP_ATTR_RETRY_CNT |
+                                       QHCA_QP_ATTR_RNR_RETRY |
+                                       QHCA_QP_ATTR_MAX_RD_ATOMIC : 0)),
+        .state = QHCA_QPS_RTS,
+        .sq_psn = cpu_to_le32(0x100 + qp->qpn),
+        .timeout = rc ? timeout : 0,
+        .retry_cnt = rc ? retry_cnt : 0,
+        .rnr_retry = rc ? 7 : 0,
+        .max_rd_atomic = rc ? 4 : 0,
+    };
+    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(ft_qp_state(f, qp), ==, QHCA_QPS_RTS);
+}
+
+static void ft_ud_rts(Ft *f, FtQp *qp)
+{
+    struct qhca_cmd_modify_qp m = {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_QKEY),
+        .state = QHCA_QPS_INIT,
+        .qkey = cpu_to_le32(FT_QKEY),
+    };
+
+    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE),
+        .state = QHCA_QPS_RTR,
+    };
+    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+    m = (struct qhca_cmd_modify_qp) {
+        .qpn = cpu_to_le32(qp->qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN),
+        .state = QHCA_QPS_RTS,
+        .sq_psn = cpu_to_le32(0x42),
+    };
+    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+}
+
+static struct qhca_sge ft_sge(Ft *f, uint32_t off, uint32_t len)
+{
+    g_assert_cmpuint(off + len, <=, FT_BUF_SIZE);
+    return (struct qhca_sge) {
+        .addr = cpu_to_le64(f->buf + off),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(f->lkey),
+    };
+}
+
+static void ft_ring_sq(Ft *f, FtQp *qp)
+{
+    qpci_io_writel(f->t->dev, f->t->bar2,
+                   f->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ,
+                   qp->qpn << 16 | qp->sq_pi);
+}
+
+/* Write a signaled WQE with one SGE over buf[off, off + len). */
+static uint16_t ft_write_wqe(Ft *f, FtQp *qp, const void *w, size_t wlen,
+                             uint32_t off, uint32_t len)
+{
+    uint16_t idx = qp->sq_pi++;
+    uint64_t slot = qp->sq + ((uint64_t)(idx & ((1u << FT_SQ_LOG2) - 1)) <<
+                              FT_SQ_STRIDE_LOG2);
+    struct qhca_sge sge = ft_sge(f, off, len);
+
+    qtest_memwrite(f->t->qts, slot, w, wlen);
+    qtest_memwrite(f->t->qts, slot + wlen, &sge, sizeof(sge));
+    return idx;
+}
+
+/* SEND, or RDMA WRITE to buf[roff, ...), from buf[off, off + len). */
+static uint16_t ft_post(Ft *f, FtQp *qp, uint64_t wr_id, uint8_t opcode,
+                        uint32_t off, uint32_t len, uint32_t roff)
+{
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .opcode = opcode,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+
+    if (opcode == QHCA_WR_RDMA_WRITE) {
+        w.remote_addr = cpu_to_le64(f->buf + roff);
+        w.rkey = cpu_to_le32(f->lkey);
+    }
+    return ft_write_wqe(f, qp, &w, sizeof(w), off, len);
+}
+
+static uint16_t ft_post_ud(Ft *f, FtQp *qp, FtQp *dest, uint64_t wr_id,
+                           uint32_t off, uint32_t len)
+{
+    struct qhca_sq_wqe_ud w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .opcode = QHCA_WR_SEND,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+        .dest_qpn = cpu_to_le32(dest->qpn),
+        .qkey = cpu_to_le32(FT_QKEY),
+        .dlid = cpu_to_le16(FT_LID),
+    };
+
+    return ft_write_wqe(f, qp, &w, sizeof(w), off, len);
+}
+
+static uint16_t ft_post_recv(Ft *f, FtQp *qp, uint64_t wr_id, uint32_t off,
+                             uint32_t len)
+{
+    uint16_t idx = qp->rq_pi++;
+    uint64_t slot = qp->rq + ((uint64_t)(idx & ((1u << FT_RQ_LOG2) - 1)) <<
+                              FT_RQ_STRIDE_LOG2);
+    struct qhca_rq_wqe w = { .wr_id = cpu_to_le64(wr_id), .num_sge = 1 };
+    struct qhca_sge sge = ft_sge(f, off, len);
+
+    qtest_memwrite(f->t->qts, slot, &w, sizeof(w));
+    qtest_memwrite(f->t->qts, slot + sizeof(w), &sge, sizeof(sge));
+    qpci_io_writel(f->t->dev, f->t->bar2,
+                   f->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_RQ,
+                   qp->qpn << 16 | qp->rq_pi);
+    return idx;
+}
+
+/* Fill buf[off, off + len) with a pattern; returns it. */
+static uint8_t *ft_fill(Ft *f, uint32_t off, uint32_t len, uint8_t seed)
+{
+    uint8_t *data = g_malloc(len);
+    uint32_t i;
+
+    for (i = 0; i < len; i++) {
+        data[i] = seed + i * 13 + (i >> 7);
+    }
+    qtest_memwrite(f->t->qts, f->buf + off, data, len);
+    return data;
+}
+
+static void ft_check(Ft *f, uint32_t off, const uint8_t *want, uint32_t len)
+{
+    g_autofree uint8_t *got = g_malloc(len);
+
+    qtest_memread(f->t->qts, f->buf + off, got, len);
+    g_assert(memcmp(got, want, len) == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Shared receive queues                                               */
+
+static FtSrq *ft_srq(Ft *f)
+{
+    QhcaTest *t = f->t;
+    FtSrq *srq = g_new0(FtSrq, 1);
+    uint64_t size = 1ull << (FT_RQ_LOG2 + FT_RQ_STRIDE_LOG2);
+    struct qhca_cmd_create_srq c = {
+        .pdn = cpu_to_le32(f->pdn),
+        .uar = cpu_to_le32(f->uar),
+        .depth_log2 = FT_RQ_LOG2,
+        .stride_log2 = FT_RQ_STRIDE_LOG2,
+        .type = QHCA_SRQT_BASIC,
+    };
+
+    srq->ring = guest_alloc(&t->alloc, size);
+    qtest_memset(t->qts, srq->ring, 0, size);
+    c.ring_addr = cpu_to_le64(srq->ring);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_SRQ, &c, sizeof(c),
+                            &srq->srqn), ==, QHCA_AQ_SUCCESS);
+    return srq;
+}
+
+static void ft_post_srq(Ft *f, FtSrq *srq, uint64_t wr_id, uint32_t off,
+                        uint32_t len)
+{
+    uint16_t idx = srq->pi++;
+    uint64_t slot = srq->ring +
+                    ((uint64_t)(idx & ((1u << FT_RQ_LOG2) - 1)) <<
+                     FT_RQ_STRIDE_LOG2);
+    struct qhca_rq_wqe w = { .wr_id = cpu_to_le64(wr_id), .num_sge = 1 };
+    struct qhca_sge sge = ft_sge(f, off, len);
+
+    qtest_memwrite(f->t->qts, slot, &w, sizeof(w));
+    qtest_memwrite(f->t->qts, slot + sizeof(w), &sge, sizeof(sge));
+    qpci_io_writel(f->t->dev, f->t->bar2,
+                   f->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SRQ,
+                   srq->srqn << 16 | srq->pi);
+}
+
+static struct qhca_srq_attr ft_query_srq(Ft *f, FtSrq *srq)
+{
+    struct qhca_cmd_handle h = { .handle = cpu_to_le32(srq->srqn) };
+    struct qhca_srq_attr a;
+
+    g_assert_cmpuint(qt_query(f->t, QHCA_CMD_QUERY_SRQ, &h, sizeof(h), &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    return a;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+
+/* Version 1.3, the capability bit, and the command counted. */
+static void test_caps(void)
+{
+    Ft *f = ft_start(NULL);
+
+    g_assert_cmphex(qt_rd(f->t, QHCA_REG_VERSION), ==, QHCA_VERSION_1_3);
+    g_assert_cmphex(ft_device_caps(f) & QHCA_DEV_CAP_FAULT_INJECT, ==,
+                    QHCA_DEV_CAP_FAULT_INJECT);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, 0), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 1);
+    ft_stop(f);
+}
+
+/*
+ * fault-injection=off: no capability, INJECT_FAULT is BAD_OPCODE whatever
+ * it holds and does nothing; the host's link-up works all the same.
+ */
+static void test_property_off(void)
+{
+    Ft *f = ft_start(FT_PROPS ",fault-injection=off");
+    uint64_t errors = le64_to_cpu(ft_stats(f).admin_errors);
+    uint16_t type;
+
+    g_assert_cmphex(ft_device_caps(f) & QHCA_DEV_CAP_FAULT_INJECT, ==, 0);
+    for (type = 0; type <= QHCA_FAULT_AQ_HANG + 1; type++) {
+        g_assert_cmpuint(ft_inject(f, type, 0), ==, QHCA_AQ_BAD_OPCODE);
+    }
+    g_assert_cmpuint(le64_to_cpu(ft_stats(f).admin_errors), ==,
+                     errors + QHCA_FAULT_AQ_HANG + 2);
+    /* LINK_DOWN and AQ_HANG above did nothing. */
+    ft_assert_port(f, true);
+    ft_no_event(f);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+
+    ft_link_prop(f, false);
+    ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
+    ft_assert_port(f, false);
+    ft_link_prop(f, true);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    ft_assert_port(f, true);
+    ft_stop(f);
+}
+
+/*
+ * LINK_DOWN and LINK_UP: port state, the LINK_DOWNED counter, and the
+ * events on every EQ whose mask asks for them, once per transition.
+ */
+static void test_link_fault(void)
+{
+    Ft *f = ft_start(NULL);
+    FtEq port_eq, other_eq;
+    uint64_t guest_errors;
+
+    ft_eq_create(f, &port_eq, FT_PORT_EVENTS);
+    ft_eq_expect(f, &port_eq, QHCA_EVENT_PORT_ACTIVE, 1);
+    ft_eq_create(f, &other_eq, 1u << QHCA_EVENT_CQ_ERROR);
+    guest_errors = le64_to_cpu(ft_stats(f).guest_errors);
+    ft_assert_port(f, true);
+
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_DOWN, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_assert_port(f, false);
+    ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
+    ft_eq_expect(f, &port_eq, QHCA_EVENT_PORT_DOWN, 1);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 1);
+
+    /* Down already: success, nothing new. */
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_DOWN, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_assert_port(f, false);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 2);
+
+    /* An EQ created while the port is down hears of no ACTIVE port. */
+    {
+        FtEq late;
+
+        ft_eq_create(f, &late, FT_PORT_EVENTS);
+        ft_eq_quiet(f, &late);
+        g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_UP, 0), ==,
+                         QHCA_AQ_SUCCESS);
+        ft_eq_expect(f, &late, QHCA_EVENT_PORT_ACTIVE, 1);
+    }
+    ft_assert_port(f, true);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    ft_eq_expect(f, &port_eq, QHCA_EVENT_PORT_ACTIVE, 1);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 3);
+
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_UP, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 4);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
+    ft_no_event(f);
+    ft_eq_quiet(f, &port_eq);
+    ft_eq_quiet(f, &other_eq);
+    /* Two port changes: two asynchronous events, however many EQs hear. */
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_ASYNC_EVENTS), ==, 2);
+    /* A legitimate injection is no guest error. */
+    g_assert_cmpuint(le64_to_cpu(ft_stats(f).guest_errors), ==, guest_errors);
+    ft_stop(f);
+}
+
+/*
+ * The host's cable: qom-set link-up, the same events and counters as the
+ * faults but not FAULTS_INJECTED, and a device reset leaves it pulled.
+ */
+static void test_link_property(void)
+{
+    Ft *f = ft_start(NULL);
+    QTestState *qts = f->t->qts;
+
+    g_assert_true(qtest_qom_get_bool(qts, FT_PATH, "link-up"));
+    ft_link_prop(f, false);
+    g_assert_false(qtest_qom_get_bool(qts, FT_PATH, "link-up"));
+    ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
+    ft_assert_port(f, false);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+    ft_link_prop(f, false);
+    ft_no_event(f);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
+
+    /* CTRL.RESET: the cable stays out. */
+    qt_enable(f->t, 5);
+    g_assert_false(qtest_qom_get_bool(qts, FT_PATH, "link-up"));
+    ft_setup(f);
+    ft_assert_port(f, false);
+    ft_no_event(f);                     /* no PORT_ACTIVE for the new EQ */
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 0);
+
+    ft_link_prop(f, true);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    ft_assert_port(f, true);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+
+    /* While the device is disabled the port is down anyway: no event. */
+    qt_wr(f->t, QHCA_REG_CTRL, 0);
+    ft_link_prop(f, false);
+    ft_link_prop(f, true);
+    g_assert_true(qtest_qom_get_bool(qts, FT_PATH, "link-up"));
+    ft_stop(f);
+
+    /* A device may start with its cable out. */
+    f = g_new0(Ft, 1);
+    f->t = qhca_start(FT_PROPS ",link-up=off");
+    qt_enable(f->t, 5);
+    ft_setup(f);
+    ft_assert_port(f, false);
+    ft_no_event(f);
+    ft_link_prop(f, true);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    ft_stop(f);
+}
+
+/*
+ * The host's cable and the guest's LINK_DOWN are separate: the link is up
+ * only with the cable in and no LINK_DOWN in force, a guest's LINK_UP
+ * cannot plug in a cable the host pulled, and a device reset ends the
+ * guest's LINK_DOWN but not the host's pull.
+ */
+static void test_link_host_and_guest(void)
+{
+    Ft *f = ft_start(NULL);
+
+    ft_link_prop(f, false);
+    ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_UP, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_assert_port(f, false);
+    ft_no_event(f);
+
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_DOWN, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_link_prop(f, true);              /* the guest still holds it down */
+    ft_assert_port(f, false);
+    ft_no_event(f);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_UP, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    ft_assert_port(f, true);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
+
+    /* CTRL.RESET ends the guest's LINK_DOWN: the new EQ hears ACTIVE. */
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_DOWN, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
+    qt_enable(f->t, 5);
+    ft_setup(f);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    ft_assert_port(f, true);
+    ft_stop(f);
+}
+
+/*
+ * While the link is down the wire drops everything: an RC requester
+ * retries on its timer and ends with RETRY_EXC_ERR; UD and UC sends
+ * complete successfully and nothing arrives.
+ */
+static void test_link_down_traffic(void)
+{
+    Ft *f = ft_start(NULL);
+    FtCq *cq = ft_cq(f, 6);
+    FtCq *rcq = ft_cq(f, 6);
+    FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    FtQp *b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
+    FtQp *ua = ft_qp(f, QHCA_QPT_UD, cq, cq, NULL);
+    FtQp *ub = ft_qp(f, QHCA_QPT_UD, rcq, rcq, NULL);
+    FtQp *ca = ft_qp(f, QHCA_QPT_UC, cq, cq, NULL);
+    FtQp *cb = ft_qp(f, QHCA_QPT_UC, rcq, rcq, NULL);
+    g_autofree uint8_t *data = ft_fill(f, 0, 1000, 1);
+    uint64_t rx, drops;
+    int n;
+
+    ft_connect(f, a, b, FT_RETRY_TIMEOUT, 2);
+    ft_connect(f, b, a, FT_RETRY_TIMEOUT, 2);
+    ft_ud_rts(f, ua);
+    ft_ud_rts(f, ub);
+    ft_connect(f, ca, cb, 0, 0);
+    ft_connect(f, cb, ca, 0, 0);
+    ft_post_recv(f, ub, 0x20, 0x10000, 2000);
+    ft_post_recv(f, cb, 0x30, 0x11000, 2000);
+
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_DOWN, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
+    rx = ft_counter(f, QHCA_CNT_RX_PACKETS);
+
+    /* UD and UC: complete at once, lost on the wire. */
+    ft_post_ud(f, ua, ub, 0x21, 0, 1000);
+    ft_ring_sq(f, ua);
+    ft_expect(f, cq, ua, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    ft_post(f, ca, 0x31, QHCA_WR_SEND, 0, 1000, 0);
+    ft_ring_sq(f, ca);
+    ft_expect(f, cq, ca, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    ft_no_cqe(f, rcq);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 2);
+
+    /* RC: the first try and two retries are lost; the third timeout ends. */
+    ft_post(f, a, 0x11, QHCA_WR_RDMA_WRITE, 0, 1000, 0x8000);
+    ft_ring_sq(f, a);
+    ft_wait_counter(f, QHCA_CNT_WIRE_DROPS, 3);
+    for (n = 0; n < 2; n++) {
+        ft_no_cqe(f, cq);
+        qtest_clock_step(f->t->qts, FT_STEP_NS);
+        ft_wait_counter(f, QHCA_CNT_RETRIES, n + 1);
+    }
+    ft_no_cqe(f, cq);
+    qtest_clock_step(f->t->qts, FT_STEP_NS);
+    ft_expect(f, cq, a, QHCA_WC_RDMA_WRITE, QHCA_WC_RETRY_EXC_ERR);
+    ft_wait_qp_state(f, a, QHCA_QPS_ERR);
+    drops = ft_counter(f, QHCA_CNT_WIRE_DROPS);
+    g_assert_cmpuint(drops, ==, 5);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_RETRIES), ==, 2);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_ERR_RETRY_EXC), ==, 1);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_RX_PACKETS), ==, rx);
+    ft_no_cqe(f, rcq);
+    g_assert_cmpuint(qtest_readb(f->t->qts, f->buf + 0x8000), ==, 0);
+
+    /* Up again: a UD send arrives. */
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_UP, 0), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    ft_post_ud(f, ua, ub, 0x22, 0, 1000);
+    ft_ring_sq(f, ua);
+    ft_expect(f, cq, ua, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    ft_expect(f, rcq, ub, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    ft_check(f, 0x10000 + 40, data, 1000);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, drops);
+    g_free(a);
+    g_free(b);
+    g_free(ua);
+    g_free(ub);
+    g_free(ca);
+    g_free(cb);
+    g_free(cq);
+    g_free(rcq);
+    ft_stop(f);
+}
+
+/* Step the clock until a CQE turns up on @cq; returns the steps taken. */
+static int ft_step_until_cqe(Ft *f, FtCq *cq, int max)
+{
+    FtCqPoll p = { f, cq };
+    int n;
+
+    for (n = 0; n < max; n++) {
+        g_usleep(2000);
+        if (ft_cqe_ready(&p)) {
+            return n;
+        }
+        qtest_clock_step(f->t->qts, FT_STEP_NS);
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * DROP: the next n packets are lost whatever QP sent them; RC recovers by
+ * retransmission, data intact.  A new count replaces the old, 0 cancels.
+ */
+static void test_drop(void)
+{
+    Ft *f = ft_start(NULL);
+    FtCq *cq = ft_cq(f, 6);
+    FtCq *rcq = ft_cq(f, 6);
+    FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    FtQp *b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
+    g_autofree uint8_t *small = ft_fill(f, 0, 1000, 7);
+    g_autofree uint8_t *big = ft_fill(f, 0x1000, 8192, 9);
+    struct qhca_cqe cqe;
+
+    ft_connect(f, a, b, FT_RETRY_TIMEOUT, 7);
+    ft_connect(f, b, a, FT_RETRY_TIMEOUT, 7);
+
+    /* One packet lost: the SEND goes again after the timeout. */
+    ft_post_recv(f, b, 0x50, 0x10000, 1000);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, 1), ==, QHCA_AQ_SUCCESS);
+    ft_post(f, a, 0x51, QHCA_WR_SEND, 0, 1000, 0);
+    ft_ring_sq(f, a);
+    ft_wait_counter(f, QHCA_CNT_WIRE_DROPS, 1);
+    ft_no_cqe(f, cq);
+    ft_no_cqe(f, rcq);
+    ft_step_until_cqe(f, cq, 10);
+    ft_expect(f, cq, a, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    cqe = ft_expect(f, rcq, b, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 1000);
+    ft_check(f, 0x10000, small, 1000);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 1);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_RETRIES), >=, 1);
+
+    /* A count replaced by a smaller one: only that many are lost. */
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, 50), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, 2), ==, QHCA_AQ_SUCCESS);
+    ft_post(f, a, 0x52, QHCA_WR_RDMA_WRITE, 0x1000, 8192, 0x12000);
+    ft_ring_sq(f, a);
+    ft_wait_counter(f, QHCA_CNT_WIRE_DROPS, 3);
+    ft_step_until_cqe(f, cq, 20);
+    ft_expect(f, cq, a, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    ft_check(f, 0x12000, big, 8192);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 3);
+
+    /* 0 cancels, and the largest count is accepted. */
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, QHCA_FAULT_MAX_DROP), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, 0), ==, QHCA_AQ_SUCCESS);
+    ft_post_recv(f, b, 0x53, 0x10000, 1000);
+    qtest_memset(f->t->qts, f->buf + 0x10000, 0, 1000);
+    ft_post(f, a, 0x54, QHCA_WR_SEND, 0, 1000, 0);
+    ft_ring_sq(f, a);
+    ft_expect(f, cq, a, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    ft_expect(f, rcq, b, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    ft_check(f, 0x10000, small, 1000);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 3);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 5);
+    g_assert_cmpuint(ft_qp_state(f, a), ==, QHCA_QPS_RTS);
+    g_assert_cmpuint(ft_qp_state(f, b), ==, QHCA_QPS_RTS);
+    g_free(a);
+    g_free(b);
+    g_free(cq);
+    g_free(rcq);
+    ft_stop(f);
+}
+
+/*
+ * QP_FATAL: ERR as on an error of the QP's own, its outstanding and later
+ * WQEs flushed, the QP_FATAL event; a QP in RESET is BAD_STATE.
+ */
+static void test_qp_fatal(void)
+{
+    Ft *f = ft_start(NULL);
+    FtCq *scq = ft_cq(f, 6);
+    FtCq *rcq = ft_cq(f, 6);
+    FtQp *a = ft_qp(f, QHCA_QPT_RC, scq, rcq, NULL);
+    FtQp *b = ft_qp(f, QHCA_QPT_RC, scq, scq, NULL);
+    FtQp *c = ft_qp(f, QHCA_QPT_RC, scq, scq, NULL);
+    uint64_t guest_errors;
+    struct qhca_cqe cqe;
+
+    ft_connect(f, a, b, 0, 7);          /* no timer: stays outstanding */
+    ft_connect(f, b, a, 0, 7);
+    ft_post_recv(f, a, 0x60, 0x10000, 100);
+    ft_post_recv(f, a, 0x61, 0x10100, 100);
+
+    /* A send that is on its way and unanswered: the link is down. */
+    ft_link_prop(f, false);
+    ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
+    ft_post(f, a, 0x62, QHCA_WR_SEND, 0, 100, 0);
+    ft_ring_sq(f, a);
+    ft_wait_counter(f, QHCA_CNT_WIRE_DROPS, 1);
+    ft_no_cqe(f, scq);
+
+    guest_errors = le64_to_cpu(ft_stats(f).guest_errors);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_QP_FATAL, a->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_expect_event(f, QHCA_EVENT_QP_FATAL, a->qpn);
+    g_assert_cmpuint(ft_qp_state(f, a), ==, QHCA_QPS_ERR);
+    cqe = ft_expect(f, scq, a, QHCA_WC_SEND, QHCA_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x62);
+    cqe = ft_expect(f, rcq, a, QHCA_WC_RECV, QHCA_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x60);
+    cqe = ft_expect(f, rcq, a, QHCA_WC_RECV, QHCA_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x61);
+
+    /* Later WQEs are flushed too. */
+    ft_post(f, a, 0x63, QHCA_WR_SEND, 0, 100, 0);
+    ft_ring_sq(f, a);
+    cqe = ft_expect(f, scq, a, QHCA_WC_SEND, QHCA_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x63);
+    ft_no_cqe(f, scq);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_ERR_WR_FLUSH), ==, 4);
+
+    /* In ERR already: accepted, and said again. */
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_QP_FATAL, a->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_expect_event(f, QHCA_EVENT_QP_FATAL, a->qpn);
+    g_assert_cmpuint(ft_qp_state(f, a), ==, QHCA_QPS_ERR);
+
+    /* RESET: nothing to break. */
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_QP_FATAL, c->qpn), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(ft_qp_state(f, c), ==, QHCA_QPS_RESET);
+    ft_no_event(f);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 2);
+    /* Neither a fault nor BAD_STATE is a guest error. */
+    g_assert_cmpuint(le64_to_cpu(ft_stats(f).guest_errors), ==,
+                     guest_errors);
+    /* Its peer is untouched. */
+    g_assert_cmpuint(ft_qp_state(f, b), ==, QHCA_QPS_RTS);
+    g_free(a);
+    g_free(b);
+    g_free(c);
+    g_free(scq);
+    g_free(rcq);
+    ft_stop(f);
+}
+
+/*
+ * SRQ_ERR: the SRQ in ERR with its event; the QP that next needs a WQE
+ * from it goes to ERR with QP_FATAL and says QP_LAST_WQE.  QP_FATAL on a
+ * QP on an SRQ posts QP_LAST_WQE too.
+ */
+static void test_srq_err(void)
+{
+    Ft *f = ft_start(NULL);
+    FtCq *cq = ft_cq(f, 6);
+    FtCq *rcq = ft_cq(f, 6);
+    FtSrq *srq = ft_srq(f);
+    FtSrq *srq2 = ft_srq(f);
+    FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    FtQp *b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, srq);
+    FtQp *c = ft_qp(f, QHCA_QPT_RC, rcq, rcq, srq2);
+    FtQp *d = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+
+    ft_connect(f, a, b, FT_RETRY_TIMEOUT, 2);
+    ft_connect(f, b, a, FT_RETRY_TIMEOUT, 2);
+    ft_connect(f, c, d, FT_RETRY_TIMEOUT, 2);
+    ft_connect(f, d, c, FT_RETRY_TIMEOUT, 2);
+    ft_post_srq(f, srq, 0x70, 0x10000, 1000);
+
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_SRQ_ERR, srq->srqn), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_expect_event(f, QHCA_EVENT_SRQ_ERR, srq->srqn);
+    g_assert_cmpuint(ft_query_srq(f, srq).state, ==, QHCA_SRQ_STATE_ERR);
+    g_assert_cmpuint(ft_query_srq(f, srq2).state, ==, QHCA_SRQ_STATE_READY);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_SRQ_ERR, srq->srqn), ==,
+                     QHCA_AQ_BAD_STATE);
+    ft_no_event(f);
+    g_assert_cmpuint(ft_qp_state(f, b), ==, QHCA_QPS_RTS);
+
+    /* A SEND to B: B needs a WQE from the broken SRQ. */
+    ft_post(f, a, 0x71, QHCA_WR_SEND, 0, 100, 0);
+    ft_ring_sq(f, a);
+    ft_expect_event(f, QHCA_EVENT_QP_FATAL, b->qpn);
+    ft_expect_event(f, QHCA_EVENT_QP_LAST_WQE, b->qpn);
+    ft_wait_qp_state(f, b, QHCA_QPS_ERR);
+    ft_expect(f, cq, a, QHCA_WC_SEND, QHCA_WC_REM_OP_ERR);
+    ft_wait_qp_state(f, a, QHCA_QPS_ERR);
+    ft_no_cqe(f, rcq);
+
+    /* QP_FATAL on a QP on a healthy SRQ: QP_LAST_WQE follows. */
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_QP_FATAL, c->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_expect_event(f, QHCA_EVENT_QP_FATAL, c->qpn);
+    ft_expect_event(f, QHCA_EVENT_QP_LAST_WQE, c->qpn);
+    g_assert_cmpuint(ft_qp_state(f, c), ==, QHCA_QPS_ERR);
+    g_assert_cmpuint(ft_query_srq(f, srq2).state, ==, QHCA_SRQ_STATE_READY);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 2);
+    g_free(a);
+    g_free(b);
+    g_free(c);
+    g_free(d);
+    g_free(srq);
+    g_free(srq2);
+    g_free(cq);
+    g_free(rcq);
+    ft_stop(f);
+}
+
+/*
+ * CQ_ERR: as an overrun (CQ_ERROR, no further CQE, the next QP that
+ * completes to it goes to ERR) but not counted as one.
+ */
+static void test_cq_err(void)
+{
+    Ft *f = ft_start(NULL);
+    FtCq *cq = ft_cq(f, 6);
+    FtCq *rcq = ft_cq(f, 6);
+    FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    FtQp *b = ft_qp(f, QHCA_QPT_RC, cq, rcq, NULL);
+    g_autofree uint8_t *data = ft_fill(f, 0, 100, 3);
+    uint8_t zero[sizeof(struct qhca_cqe)] = { 0 };
+    uint8_t slot[sizeof(struct qhca_cqe)];
+
+    ft_connect(f, a, b, FT_RETRY_TIMEOUT, 2);
+    ft_connect(f, b, a, FT_RETRY_TIMEOUT, 2);
+    ft_post_recv(f, b, 0x80, 0x10000, 100);
+
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_CQ_ERR, rcq->cqn), ==,
+                     QHCA_AQ_SUCCESS);
+    ft_expect_event(f, QHCA_EVENT_CQ_ERROR, rcq->cqn);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_CQ_ERR, rcq->cqn), ==,
+                     QHCA_AQ_BAD_STATE);
+    ft_no_event(f);
+
+    /* B places the message, cannot complete it, and goes to ERR. */
+    ft_post(f, a, 0x81, QHCA_WR_SEND, 0, 100, 0);
+    ft_ring_sq(f, a);
+    ft_wait_qp_state(f, b, QHCA_QPS_ERR);
+    ft_check(f, 0x10000, data, 100);
+    qtest_memread(f->t->qts, rcq->ring, slot, sizeof(slot));
+    g_assert(memcmp(slot, zero, sizeof(slot)) == 0);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_CQ_OVERRUNS), ==, 0);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 1);
+    /* B had nothing else to flush; A waits for an ACK that never comes. */
+    ft_no_cqe(f, cq);
+    g_free(a);
+    g_free(b);
+    g_free(cq);
+    g_free(rcq);
+    ft_stop(f);
+}
+
+/* Every malformed INJECT_FAULT, its exact status, and no effect. */
+static void test_bad_payloads(void)
+{
+    Ft *f = ft_start(NULL);
+    FtCq *cq = ft_cq(f, 2);
+    FtSrq *srq = ft_srq(f);
+    struct qhca_cmd_inject_fault p;
+    struct qhca_aq_sqe sqe;
+    uint64_t guest_errors = le64_to_cpu(ft_stats(f).guest_errors);
+    uint64_t rejected = 0;
+    static const uint16_t bad_types[] = { 0, QHCA_FAULT_AQ_HANG + 1, 0x100,
+                                          0xffff };
+    static const uint16_t zero_handle[] = { QHCA_FAULT_LINK_DOWN,
+                                            QHCA_FAULT_LINK_UP,
+                                            QHCA_FAULT_AQ_HANG };
+    static const uint32_t bad_handles[] = { 0, 1, 0x1000, 0xffff, 0x10000,
+                                            0xffffffffu };
+    size_t i;
+
+    /* Reserved fields, with an otherwise harmless LINK_DOWN. */
+    p = (struct qhca_cmd_inject_fault) {
+        .type = cpu_to_le16(QHCA_FAULT_LINK_DOWN),
+        .rsvd0 = cpu_to_le16(1),
+    };
+    g_assert_cmpuint(ft_inject_raw(f, &p), ==, QHCA_AQ_BAD_PARAM);
+    rejected++;
+    for (i = 0; i < 8; i++) {
+        p = (struct qhca_cmd_inject_fault) {
+            .type = cpu_to_le16(QHCA_FAULT_LINK_DOWN),
+            .rsvd1 = cpu_to_le64(1ull << (i * 8 + 7)),
+        };
+        g_assert_cmpuint(ft_inject_raw(f, &p), ==, QHCA_AQ_BAD_PARAM);
+        rejected++;
+    }
+    /* Payload bytes after the 16 of the command. */
+    sqe = (struct qhca_aq_sqe) {
+        .opcode = cpu_to_le16(QHCA_CMD_INJECT_FAULT),
+    };
+    p = (struct qhca_cmd_inject_fault) {
+        .type = cpu_to_le16(QHCA_FAULT_LINK_DOWN),
+    };
+    memcpy(sqe.payload, &p, sizeof(p));
+    sqe.payload[sizeof(p)] = 1;
+    g_assert_cmpuint(qt_submit(f->t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
+    rejected++;
+
+    for (i = 0; i < ARRAY_SIZE(bad_types); i++) {
+        g_assert_cmpuint(ft_inject(f, bad_types[i], 0), ==,
+                         QHCA_AQ_BAD_PARAM);
+        rejected++;
+    }
+    for (i = 0; i < ARRAY_SIZE(zero_handle); i++) {
+        g_assert_cmpuint(ft_inject(f, zero_handle[i], 1), ==,
+                         QHCA_AQ_BAD_PARAM);
+        g_assert_cmpuint(ft_inject(f, zero_handle[i], 0x80000000u), ==,
+                         QHCA_AQ_BAD_PARAM);
+        rejected += 2;
+    }
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, QHCA_FAULT_MAX_DROP + 1),
+                     ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, 0xffffffffu), ==,
+                     QHCA_AQ_BAD_PARAM);
+    rejected += 2;
+
+    /* Handles of no live object; the live CQ and SRQ are 1. */
+    for (i = 0; i < ARRAY_SIZE(bad_handles); i++) {
+        uint32_t h = bad_handles[i];
+
+        g_assert_cmpuint(ft_inject(f, QHCA_FAULT_QP_FATAL, h), ==,
+                         QHCA_AQ_BAD_HANDLE);
+        rejected++;
+        if (h != cq->cqn) {
+            g_assert_cmpuint(ft_inject(f, QHCA_FAULT_CQ_ERR, h), ==,
+                             QHCA_AQ_BAD_HANDLE);
+            rejected++;
+        }
+        if (h != srq->srqn) {
+            g_assert_cmpuint(ft_inject(f, QHCA_FAULT_SRQ_ERR, h), ==,
+                             QHCA_AQ_BAD_HANDLE);
+            rejected++;
+        }
+    }
+    /* A destroyed object is no longer there. */
+    g_assert_cmpuint(qt_handle_cmd(f->t, QHCA_CMD_DESTROY_CQ, cq->cqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_CQ_ERR, cq->cqn), ==,
+                     QHCA_AQ_BAD_HANDLE);
+    rejected++;
+    /* Reserved fields come before the type and the handle. */
+    p = (struct qhca_cmd_inject_fault) {
+        .type = cpu_to_le16(QHCA_FAULT_QP_FATAL),
+        .handle = cpu_to_le32(12345),
+        .rsvd1 = cpu_to_le64(1),
+    };
+    g_assert_cmpuint(ft_inject_raw(f, &p), ==, QHCA_AQ_BAD_PARAM);
+    rejected++;
+
+    /* Nothing happened: port up, no event, queue alive, nothing counted. */
+    ft_assert_port(f, true);
+    ft_no_event(f);
+    g_assert_cmpuint(ft_query_srq(f, srq).state, ==, QHCA_SRQ_STATE_READY);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 0);
+    g_assert_cmphex(qt_rd(f->t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
+    /* Malformed commands are guest errors, one each. */
+    g_assert_cmpuint(le64_to_cpu(ft_stats(f).guest_errors), ==,
+                     guest_errors + rejected);
+    g_free(cq);
+    g_free(srq);
+    ft_stop(f);
+}
+
+/* Queue AQ_HANG and ring; no completion comes for it. */
+static void ft_hang(Ft *f)
+{
+    struct qhca_aq_sqe sqe = {
+        .opcode = cpu_to_le16(QHCA_CMD_INJECT_FAULT),
+    };
+    struct qhca_cmd_inject_fault p = {
+        .type = cpu_to_le16(QHCA_FAULT_AQ_HANG),
+    };
+
+    memcpy(sqe.payload, &p, sizeof(p));
+    qt_queue_sqe(f->t, &sqe);
+    qt_ring_sq(f->t);
+    qt_assert_no_cqe(f->t);
+}
+
+/* After a reset of the function: bus mastering and the BARs anew. */
+static void ft_pci_reenable(QhcaTest *t)
+{
+    qpci_device_enable(t->dev);
+    t->bar0 = qpci_iomap(t->dev, QHCA_REG_BAR, NULL);
+    t->bar2 = qpci_iomap(t->dev, QHCA_DB_BAR, &t->bar2_size);
+}
+
+/*
+ * AQ_HANG: no completion for it or anything after it, STATUS unchanged,
+ * doorbells harmless, the data path and events alive; ENABLE cleared,
+ * CTRL.RESET or a function-level reset brings the queue back.
+ */
+static void test_aq_hang(void)
+{
+    Ft *f = ft_start(NULL);
+    QhcaTest *t = f->t;
+    FtCq *cq = ft_cq(f, 6);
+    FtCq *rcq = ft_cq(f, 6);
+    FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    FtQp *b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
+    g_autofree uint8_t *data = ft_fill(f, 0, 500, 5);
+    struct qhca_aq_sqe sqe = { .opcode = cpu_to_le16(QHCA_CMD_ALLOC_PD) };
+    struct qhca_stats st;
+    int i;
+
+    ft_connect(f, a, b, FT_RETRY_TIMEOUT, 7);
+    ft_connect(f, b, a, FT_RETRY_TIMEOUT, 7);
+    ft_post_recv(f, b, 0x90, 0x10000, 500);
+
+    ft_hang(f);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_NONE);
+
+    /* Later commands wait forever; doorbells change nothing. */
+    qt_queue_sqe(t, &sqe);
+    qt_ring_sq(t);
+    for (i = 0; i < 1000; i++) {
+        qt_ring_sq(t);
+        qt_wr(t, QHCA_REG_AQ_CQ_DB, t->cq_head);
+    }
+    qt_assert_no_cqe(t);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_ERROR), ==, QHCA_ERR_NONE);
+
+    /* The data path and the events go on. */
+    ft_post(f, a, 0x91, QHCA_WR_SEND, 0, 500, 0);
+    ft_ring_sq(f, a);
+    ft_expect(f, cq, a, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    ft_expect(f, rcq, b, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    ft_check(f, 0x10000, data, 500);
+    ft_link_prop(f, false);
+    ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
+    ft_link_prop(f, true);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    qt_assert_no_cqe(t);
+
+    /* ENABLE cleared: the queue starts again, the objects are kept. */
+    qt_wr(t, QHCA_REG_CTRL, 0);
+    qtest_memset(t->qts, t->sq, 0, t->entries * sizeof(struct qhca_aq_sqe));
+    qtest_memset(t->qts, t->cq, 0, t->entries * sizeof(struct qhca_aq_cqe));
+    t->sq_tail = 0;
+    t->cq_head = 0;
+    t->phase = 1;
+    qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
+    st = ft_stats(f);
+    g_assert_cmpuint(le32_to_cpu(st.pds), ==, 1);   /* ALLOC_PD never ran */
+    g_assert_cmpuint(le32_to_cpu(st.qps), ==, 2);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 1);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, NULL), ==,
+                     QHCA_AQ_SUCCESS);
+
+    /* CTRL.RESET ends it too. */
+    ft_hang(f);
+    qt_enable(t, 5);
+    st = ft_stats(f);
+    g_assert_cmpuint(le32_to_cpu(st.pds), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(st.qps), ==, 0);
+    g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 0);
+    ft_setup(f);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+
+    /* And so does a function-level reset. */
+    ft_hang(f);
+    qpci_config_writew(t->dev, qpci_find_capability(t->dev, PCI_CAP_ID_EXP,
+                                                    0) + PCI_EXP_DEVCTL,
+                       PCI_EXP_DEVCTL_BCR_FLR);
+    ft_pci_reenable(t);
+    qt_enable(t, 5);
+    g_assert_cmpuint(le32_to_cpu(ft_stats(f).pds), ==, 0);
+    ft_setup(f);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    g_free(a);
+    g_free(b);
+    g_free(cq);
+    g_free(rcq);
+    ft_stop(f);
+}
+
+/*
+ * WRITTEN is set in every CQE, in both phases: a CQ of 4 entries goes
+ * round three times; error and flush CQEs carry it too.
+ */
+static void test_cqe_written(void)
+{
+    Ft *f = ft_start(NULL);
+    FtCq *cq = ft_cq(f, 2);
+    FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    FtQp *b = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    struct qhca_cqe cqe;
+    int i;
+
+    ft_connect(f, a, b, FT_RETRY_TIMEOUT, 7);
+    ft_connect(f, b, a, FT_RETRY_TIMEOUT, 7);
+    for (i = 0; i < 12; i++) {
+        uint64_t slot = cq->ring + (cq->ci % cq->entries) *
+                        sizeof(struct qhca_cqe);
+        uint8_t phase = ((cq->ci / cq->entries) & 1) ^ 1;
+
+        ft_post(f, a, i, QHCA_WR_RDMA_WRITE, 0, 64, 0x4000);
+        ft_ring_sq(f, a);
+        ft_expect(f, cq, a, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+        g_assert_cmphex(qtest_readb(f->t->qts, slot +
+                                    offsetof(struct qhca_cqe, owner)), ==,
+                        QHCA_CQE_OWNER_WRITTEN | phase);
+    }
+    /* A flush CQE: ft_expect() checks the owner byte of each. */
+    ft_post_recv(f, a, 0xa0, 0x10000, 64);
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_QP_FATAL, a->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    cqe = ft_expect(f, cq, a, QHCA_WC_RECV, QHCA_WC_WR_FLUSH_ERR);
+    g_assert_cmphex(cqe.owner & QHCA_CQE_OWNER_WRITTEN, ==,
+                    QHCA_CQE_OWNER_WRITTEN);
+    g_free(a);
+    g_free(b);
+    g_free(cq);
+    ft_stop(f);
+}
+
+/* Fill @len bytes at @addr with the poison byte; check it is still there. */
+#define FT_POISON           0xa5
+
+typedef struct FtRange {
+    uint64_t addr;
+    uint64_t len;
+} FtRange;
+
+static void ft_poison(QTestState *qts, const FtRange *r, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        qtest_memset(qts, r[i].addr, FT_POISON, r[i].len);
+    }
+}
+
+static void ft_assert_poisoned(QTestState *qts, const FtRange *r, size_t n)
+{
+    size_t i;
+    uint64_t j;
+
+    for (i = 0; i < n; i++) {
+        g_autofree uint8_t *got = g_malloc(r[i].len);
+
+        qtest_memread(qts, r[i].addr, got, r[i].len);
+        for (j = 0; j < r[i].len; j++) {
+            if (got[j] != FT_POISON) {
+                g_error("range %zu (0x%" PRIx64 "+0x%" PRIx64 ") written at "
+                        "+0x%" PRIx64 " after the reset: 0x%02x", i,
+                        r[i].addr, r[i].len, j, got[j]);
+            }
+        }
+    }
+}
+
+/*
+ * A system reset with RC traffic in flight (packets being dropped, retry
+ * timers armed, WQEs queued): afterwards the device writes nothing into
+ * the memory the guest had given it, however long the clock runs, and it
+ * comes up clean, without the old drops pending.
+ */
+static void test_system_reset(void)
+{
+    Ft *f = ft_start(NULL);
+    QhcaTest *t = f->t;
+    FtCq *cq = ft_cq(f, 8);
+    FtCq *rcq = ft_cq(f, 8);
+    FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    FtQp *b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
+    FtQp *c2 = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    FtQp *d2 = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
+    FtRange r[20];
+    size_t n = 0;
+    struct qhca_stats st;
+    struct qhca_counters c;
+    uint64_t aq_sq = t->sq, aq_cq = t->cq;
+    uint8_t *data;
+    int i;
+
+    ft_connect(f, a, b, FT_RETRY_TIMEOUT, 7);
+    ft_connect(f, b, a, FT_RETRY_TIMEOUT, 7);
+    ft_connect(f, c2, d2, FT_RETRY_TIMEOUT, 7);
+    ft_connect(f, d2, c2, FT_RETRY_TIMEOUT, 7);
+    data = ft_fill(f, 0, 0x8000, 11);
+    g_free(data);
+    for (i = 0; i < 16; i++) {
+        ft_post_recv(f, b, 0x100 + i, 0x10000 + i * 0x100, 0x100);
+        ft_post_recv(f, d2, 0x400 + i, 0x18000 + i * 0x800, 0x800);
+    }
+
+    /*
+     * A to B: sent while the cable is out, so every packet is lost and
+     * the retry timers are armed; the cable goes back in before the
+     * reset, so that a timer the reset forgot would deliver them.
+     */
+    ft_link_prop(f, false);
+    for (i = 0; i < 16; i++) {
+        ft_post(f, a, 0x200 + i, QHCA_WR_RDMA_WRITE, i * 0x800, 0x800,
+                0x8000 + i * 0x800);
+    }
+    for (i = 0; i < 16; i++) {
+        ft_post(f, a, 0x300 + i, QHCA_WR_SEND, i * 0x100, 0x100, 0);
+    }
+    ft_ring_sq(f, a);
+    ft_wait_counter(f, QHCA_CNT_WIRE_DROPS, 1);
+    ft_link_prop(f, true);
+    /* C to D: queued just before the reset, in flight when it comes. */
+    for (i = 0; i < 16; i++) {
+        ft_post(f, c2, 0x500 + i, QHCA_WR_SEND, i * 0x800, 0x800, 0);
+    }
+    ft_ring_sq(f, c2);
+    /* Drops still pending at the reset must not outlive it. */
+    g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, QHCA_FAULT_MAX_DROP), ==,
+                     QHCA_AQ_SUCCESS);
+
+    qtest_system_reset(t->qts);
+
+    /* Everything the device was given, poisoned; nothing may change it. */
+    r[n++] = (FtRange) { aq_sq, t->entries * sizeof(struct qhca_aq_sqe) };
+    r[n++] = (FtRange) { aq_cq, t->entries * sizeof(struct qhca_aq_cqe) };
+    r[n++] = (FtRange) { f->eq.ring, f->eq.entries * sizeof(struct qhca_eqe) };
+    r[n++] = (FtRange) { cq->ring, cq->entries * sizeof(struct qhca_cqe) };
+    r[n++] = (FtRange) { rcq->ring, rcq->entries * sizeof(struct qhca_cqe) };
+    r[n++] = (FtRange) { cq->dbrec, 4 };
+    r[n++] = (FtRange) { rcq->dbrec, 4 };
+    r[n++] = (FtRange) { a->sq, 1ull << (FT_SQ_LOG2 + FT_SQ_STRIDE_LOG2) };
+    r[n++] = (FtRange) { a->rq, 1ull << (FT_RQ_LOG2 + FT_RQ_STRIDE_LOG2) };
+    r[n++] = (FtRange) { b->sq, 1ull << (FT_SQ_LOG2 + FT_SQ_STRIDE_LOG2) };
+    r[n++] = (FtRange) { b->rq, 1ull << (FT_RQ_LOG2 + FT_RQ_STRIDE_LOG2) };
+    r[n++] = (FtRange) { c2->sq, 1ull << (FT_SQ_LOG2 + FT_SQ_STRIDE_LOG2) };
+    r[n++] = (FtRange) { d2->rq, 1ull << (FT_RQ_LOG2 + FT_RQ_STRIDE_LOG2) };
+    r[n++] = (FtRange) { f->buf, FT_BUF_SIZE };
+    /* The response buffer last: the test's own commands use it again. */
+    r[n++] = (FtRange) { t->resp, 4096 };
+    ft_poison(t->qts, r, n);
+    for (i = 0; i < 40; i++) {
+        qtest_clock_step(t->qts, FT_STEP_NS);
+        g_usleep(1000);
+    }
+    ft_assert_poisoned(t->qts, r, n);
+
+    ft_pci_reenable(t);
+    ft_assert_poisoned(t->qts, r, n);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
+    g_assert_cmphex(qt_rd(t, QHCA_REG_CTRL), ==, 0);
+    qt_assert_alive(t);
+    qt_enable(t, 5);
+    n--;
+    st = ft_stats(f);
+    g_assert_cmpuint(le32_to_cpu(st.uars), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(st.pds), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(st.eqs), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(st.cqs), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(st.qps), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(st.mrs), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(st.srqs), ==, 0);
+    g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 0);
+    c = ft_counters(f);
+    for (i = 0; i < QHCA_CNT_NUM; i++) {
+        g_assert_cmpuint(le64_to_cpu(c.cnt[i]), ==, 0);
+    }
+    ft_assert_poisoned(t->qts, r, n);
+
+    /* Up clean: traffic flows and no old drop is pending. */
+    ft_setup(f);
+    ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+    g_free(a);
+    g_free(b);
+    g_free(c2);
+    g_free(d2);
+    g_free(cq);
+    g_free(rcq);
+    cq = ft_cq(f, 6);
+    a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+    rcq = ft_cq(f, 6);
+    b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
+    ft_connect(f, a, b, FT_RETRY_TIMEOUT, 7);
+    ft_connect(f, b, a, FT_RETRY_TIMEOUT, 7);
+    data = ft_fill(f, 0, 3000, 13);
+    ft_post_recv(f, b, 1, 0x10000, 3000);
+    ft_post(f, a, 2, QHCA_WR_SEND, 0, 3000, 0);
+    ft_ring_sq(f, a);
+    ft_expect(f, cq, a, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    ft_expect(f, rcq, b, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    ft_check(f, 0x10000, data, 3000);
+    g_free(data);
+    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 0);
+    ft_assert_poisoned(t->qts, r, n);
+    g_free(a);
+    g_free(b);
+    g_free(cq);
+    g_free(rcq);
+    ft_stop(f);
+}
+
+/*
+ * Doorbells rung just before a QP or CQ goes away must not reach the
+ * object that takes its number next.  The VM is stopped so that the
+ * engine holds them, unread, until after the new object is set up.
+ */
+static void test_stale_doorbells(void)
+{
+    static const char *const how[] = { "destroy", "reset", "system_reset" };
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(how); i++) {
+        Ft *f = ft_start(NULL);
+        QhcaTest *t = f->t;
+        FtCq *cq = ft_cq(f, 6);
+        FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+        FtQp *b = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+        uint32_t qpn = a->qpn, cqn = cq->cqn;
+        struct qhca_cmd_handle h = { .handle = cpu_to_le32(a->qpn) };
+        struct qhca_qp_attr attr;
+
+        ft_connect(f, a, b, FT_RETRY_TIMEOUT, 7);
+        ft_connect(f, b, a, FT_RETRY_TIMEOUT, 7);
+
+        qtest_qmp_assert_success(t->qts, "{ 'execute': 'stop' }");
+        /* Five WQEs announced (never written) and an armed CQ. */
+        a->sq_pi = 5;
+        ft_ring_sq(f, a);
+        qpci_io_writel(t->dev, t->bar2, f->uar * QHCA_DB_PAGE_SIZE +
+                       QHCA_DB_CQ_ARM, cq->cqn << 16);
+        g_free(a);
+        g_free(b);
+        g_free(cq);
+        if (!strcmp(how[i], "destroy")) {
+            g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, qpn), ==,
+                             QHCA_AQ_SUCCESS);
+            g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, qpn + 1),
+                             ==, QHCA_AQ_SUCCESS);
+            g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cqn), ==,
+                             QHCA_AQ_SUCCESS);
+        } else {
+            if (!strcmp(how[i], "reset")) {
+                qt_reset(t);
+            } else {
+                qtest_qmp_assert_success(t->qts,
+                                         "{ 'execute': 'system_reset' }");
+                qtest_qmp_eventwait(t->qts, "RESET");
+                ft_pci_reenable(t);
+            }
+            qt_enable(t, 5);
+            ft_setup(f);
+            ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
+        }
+        /* The same numbers again, ready to go. */
+        cq = ft_cq(f, 6);
+        a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+        b = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
+        g_assert_cmpuint(a->qpn, ==, qpn);
+        g_assert_cmpuint(cq->cqn, ==, cqn);
+        ft_connect(f, a, b, FT_RETRY_TIMEOUT, 7);
+        ft_connect(f, b, a, FT_RETRY_TIMEOUT, 7);
+        qtest_qmp_assert_success(t->qts, "{ 'execute': 'cont' }");
+
+        /* Nothing ran: no WQE taken, no CQE, no event. */
+        g_usleep(20000);
+        g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &attr,
+                                  sizeof(attr)), ==, QHCA_AQ_SUCCESS);
+        g_assert_cmpuint(le16_to_cpu(attr.sq_ci), ==, 0);
+        g_assert_cmpuint(attr.state, ==, QHCA_QPS_RTS);
+        ft_no_cqe(f, cq);
+        /* A CQE of its own raises no completion event: nobody armed it. */
+        ft_post(f, a, 0x77, QHCA_WR_RDMA_WRITE, 0, 8, 0x100);
+        ft_ring_sq(f, a);
+        ft_expect(f, cq, a, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+        ft_no_event(f);
+        g_free(a);
+        g_free(b);
+        g_free(cq);
+        ft_stop(f);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/qhca/fault/caps", test_caps);
+    qtest_add_func("/qhca/fault/property-off", test_property_off);
+    qtest_add_func("/qhca/fault/link", test_link_fault);
+    qtest_add_func("/qhca/fault/link-property", test_link_property);
+    qtest_add_func("/qhca/fault/link-host-and-guest",
+                   test_link_host_and_guest);
+    qtest_add_func("/qhca/fault/link-down-traffic", test_link_down_traffic);
+    qtest_add_func("/qhca/fault/drop", test_drop);
+    qtest_add_func("/qhca/fault/qp-fatal", test_qp_fatal);
+    qtest_add_func("/qhca/fault/srq-err", test_srq_err);
+    qtest_add_func("/qhca/fault/cq-err", test_cq_err);
+    qtest_add_func("/qhca/fault/bad-payloads", test_bad_payloads);
+    qtest_add_func("/qhca/fault/aq-hang", test_aq_hang);
+    qtest_add_func("/qhca/fault/cqe-written", test_cqe_written);
+    qtest_add_func("/qhca/fault/system-reset", test_system_reset);
+    qtest_add_func("/qhca/fault/stale-doorbells", test_stale_doorbells);
+    return g_test_run();
+}
