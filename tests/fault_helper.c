@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The user side of the fault tests (fault_rmmod.sh, fault_kill.sh): a
+ * The user side of the fault tests (fault_rmmod.sh, fault_kill.sh,
+ * fault_gone.sh): a
  * process with RC loopback pairs on qhca0 streaming SENDs whose data it
  * checks end to end, each message carrying its pair, its sequence number
  * and a pattern derived from both.  A lost, duplicated, reordered or
@@ -19,6 +20,17 @@
  *                                   QHCA_FAULT_KEEP_GOING set, first poll
  *                                   and post on the dead context for 1 s
  *                                   ("SURVIVED")
+ *   fault_helper gone PAIRS         as rmmod, with two more CQs, one polled
+ *                                   with ibv_poll_cq(), one with
+ *                                   ibv_start_poll(), each wrapped once
+ *                                   by a loopback pair and then idle:
+ *                                   once the device is gone their rings
+ *                                   read as zeroes, which in this pass
+ *                                   have the phase of a new CQE.  No poll
+ *                                   may return a completion there ("GARBAGE"
+ *                                   on stderr if one does); each must
+ *                                   report the ring lost within 10 s
+ *                                   ("GONE poll_cq", "GONE start_poll")
  *
  * It prints "READY" on stdout (flushed) once traffic flows, and one line
  * per failure on stderr.  Not a kselftest: the scripts drive it.
@@ -442,8 +454,231 @@ static int rmmod_mode(struct user *u)
 	return 0;
 }
 
+/*
+ * gone mode: a CQ wrapped once and then idle, with the loopback pair that
+ * wrapped it.  Nothing is outstanding on it afterwards, so any completion
+ * it returns is one this process never posted.
+ */
+#define PROBE_CQE	15		/* a ring of 16 */
+#define PROBE_BATCH	4		/* messages at once: 8 CQEs */
+#define GONE_WAIT_MS	10000
+
+struct probe {
+	const char *name;		/* how it is polled */
+	struct ibv_cq *cq;
+	struct ibv_cq_ex *cq_ex;	/* polled with ibv_start_poll() */
+	struct ibv_qp *qp[2];
+	uint64_t next_id;		/* never 0, which a zero CQE holds */
+	unsigned int outstanding;
+	bool gone;			/* the poll reported the ring lost */
+	bool garbage;
+};
+
+/* Poll one completion: 1, 0 if none, -errno if the poll failed. */
+static int probe_poll(struct probe *pr, struct ibv_wc *wc)
+{
+	struct ibv_poll_cq_attr attr = {};
+	int ret;
+
+	if (!pr->cq_ex) {
+		ret = ibv_poll_cq(pr->cq, 1, wc);
+		return ret < 0 ? -EIO : ret;
+	}
+	ret = ibv_start_poll(pr->cq_ex, &attr);
+	if (ret == ENOENT)
+		return 0;
+	if (ret)
+		return -ret;
+	wc->wr_id = pr->cq_ex->wr_id;
+	wc->status = pr->cq_ex->status;
+	ibv_end_poll(pr->cq_ex);
+	return 1;
+}
+
+/* Every completion must be one of those outstanding, and successful. */
+static int probe_wrap(struct user *u, struct probe *pr)
+{
+	uint32_t count = pr->cq->cqe + 1, target, done = 0;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)u->mem,
+		.length = 64,
+		.lkey = u->mr->lkey,
+	};
+	long deadline = now_ms() + STALL_MS;
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr swr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *sbad;
+	struct ibv_wc wc;
+	unsigned int k;
+	int n;
+
+	/* The slot after a pass and a half expects phase 0. */
+	if (count & (count - 1))
+		return __LINE__;
+	target = count + count / 2;
+	while (done < target) {
+		for (k = 0; k < PROBE_BATCH; k++) {
+			rwr.wr_id = pr->next_id++;
+			swr.wr_id = pr->next_id++;
+			if (ibv_post_recv(pr->qp[1], &rwr, &rbad) ||
+			    ibv_post_send(pr->qp[0], &swr, &sbad))
+				return __LINE__;
+			pr->outstanding += 2;
+		}
+		while (pr->outstanding) {
+			n = probe_poll(pr, &wc);
+			if (n < 0 || now_ms() > deadline)
+				return __LINE__;
+			if (!n)
+				continue;
+			if (wc.status != IBV_WC_SUCCESS || !wc.wr_id ||
+			    wc.wr_id >= pr->next_id)
+				return __LINE__;
+			pr->outstanding--;
+			done++;
+		}
+	}
+	return 0;
+}
+
+static int probe_setup(struct user *u, struct probe *pr, bool ex)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = {
+			.max_send_wr = PROBE_BATCH,
+			.max_recv_wr = PROBE_BATCH,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = PROBE_CQE,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+
+	pr->next_id = 1;
+	if (ex) {
+		pr->name = "start_poll";
+		pr->cq_ex = ibv_create_cq_ex(u->ctx, &attr);
+		pr->cq = pr->cq_ex ? ibv_cq_ex_to_cq(pr->cq_ex) : NULL;
+	} else {
+		pr->name = "poll_cq";
+		pr->cq = ibv_create_cq(u->ctx, PROBE_CQE, NULL, NULL, 0);
+	}
+	if (!pr->cq)
+		return __LINE__;
+	init.send_cq = pr->cq;
+	init.recv_cq = pr->cq;
+	pr->qp[0] = ibv_create_qp(u->pd, &init);
+	pr->qp[1] = ibv_create_qp(u->pd, &init);
+	if (!pr->qp[0] || !pr->qp[1] ||
+	    connect_qp(u, pr->qp[0], pr->qp[1]->qp_num) ||
+	    connect_qp(u, pr->qp[1], pr->qp[0]->qp_num))
+		return __LINE__;
+	return probe_wrap(u, pr);
+}
+
+/* One poll of an idle probe: a completion is garbage, an error the end. */
+static void probe_check(struct probe *pr)
+{
+	struct ibv_wc wc;
+	int n;
+
+	n = probe_poll(pr, &wc);
+	if (n > 0) {
+		if (!pr->garbage)
+			fprintf(stderr, "%s: GARBAGE %s: wr_id 0x%llx status %d on an idle CQ\n",
+				prog, pr->name, (unsigned long long)wc.wr_id,
+				wc.status);
+		pr->garbage = true;
+	} else if (n < 0 && !pr->gone) {
+		printf("GONE %s (%s)\n", pr->name, strerror(-n));
+		fflush(stdout);
+		pr->gone = true;
+	}
+}
+
+static int probe_teardown(struct probe *pr)
+{
+	int line = 0;
+
+	if (ibv_destroy_qp(pr->qp[0]) || ibv_destroy_qp(pr->qp[1]))
+		line = __LINE__;
+	if (ibv_destroy_cq(pr->cq))
+		line = __LINE__;
+	return line;
+}
+
+/*
+ * Stream until DEVICE_FATAL, polling the probes all along; then keep
+ * polling them, and posting, until both reported the ring lost or
+ * GONE_WAIT_MS passed; close everything.
+ */
+static int gone_mode(struct user *u, struct probe *pr)
+{
+	struct pollfd pfd = { .fd = u->ctx->async_fd, .events = POLLIN };
+	long deadline = now_ms() + EVENT_WAIT_MS, end;
+	struct ibv_async_event ev;
+	bool event = false;
+	unsigned int i;
+	int line, k;
+
+	while (!event) {
+		if (poll(&pfd, 1, 0) > 0 && !ibv_get_async_event(u->ctx, &ev)) {
+			ibv_ack_async_event(&ev);
+			if (ev.event_type != IBV_EVENT_DEVICE_FATAL) {
+				FAIL("async event %s, expected %s",
+				     ibv_event_type_str(ev.event_type),
+				     ibv_event_type_str(IBV_EVENT_DEVICE_FATAL));
+				return 1;
+			}
+			event = true;
+		}
+		if (now_ms() > deadline) {
+			FAIL("no async event within %d ms", EVENT_WAIT_MS);
+			return 1;
+		}
+		for (k = 0; k < 2; k++)
+			probe_check(&pr[k]);
+		/* The device may be leaving: traffic errors do not count. */
+		progress(u, true);
+	}
+	printf("EVENT DEVICE_FATAL\n");
+	fflush(stdout);
+	device_gone = true;
+
+	/* The SQs keep being written: on a writable ring, that shows. */
+	end = now_ms() + GONE_WAIT_MS;
+	while (now_ms() < end && !(pr[0].gone && pr[1].gone)) {
+		for (k = 0; k < 2; k++)
+			probe_check(&pr[k]);
+		progress(u, true);
+		for (i = 0; i < u->pairs; i++) {
+			post_send(u, i);
+			post_recv(u, i, 0);
+		}
+	}
+
+	line = probe_teardown(&pr[0]) ?: probe_teardown(&pr[1]) ?:
+	       teardown(u);
+	if (line) {
+		device_gone = false;
+		FAIL("teardown after the device left failed at line %d: %s",
+		     line, strerror(errno));
+		return 1;
+	}
+	printf("CLOSED\n");
+	return pr[0].garbage || pr[1].garbage;
+}
+
 int main(int argc, char **argv)
 {
+	struct probe probes[2] = { 0 };
 	struct user u = { 0 };
 	const char *mode;
 	long last = now_ms();
@@ -452,7 +687,7 @@ int main(int argc, char **argv)
 	int line, n;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s check|stream|rmmod PAIRS [MSGS [DEPTH]]\n",
+		fprintf(stderr, "usage: %s check|stream|rmmod|gone PAIRS [MSGS [DEPTH]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -483,11 +718,22 @@ int main(int argc, char **argv)
 		}
 		ready = all_delivered(&u, 1);
 	}
+	if (!strcmp(mode, "gone")) {
+		line = probe_setup(&u, &probes[0], false) ?:
+		       probe_setup(&u, &probes[1], true);
+		if (line) {
+			FAIL("wrapping the probe CQs failed at line %d: %s",
+			     line, strerror(errno));
+			return 1;
+		}
+	}
 	printf("READY\n");
 	fflush(stdout);
 
 	if (!strcmp(mode, "rmmod"))
 		return rmmod_mode(&u);
+	if (!strcmp(mode, "gone"))
+		return gone_mode(&u, probes);
 
 	while (strcmp(mode, "check") || !all_delivered(&u, msgs)) {
 		n = progress(&u, false);

@@ -5,8 +5,9 @@
  * in the buffer of the WQE the completion names, on the SRQ's CQ, with
  * the TGT QP's number; an SRQ of another domain must fail the send with
  * REM_INV_REQ_ERR and put the INI QP in ERR; a domain opened through a
- * file must be the same domain in another process; and the verbs must
- * refuse to destroy what is still in use with the errno ib_core gives.
+ * file must be the same domain in another process, where ibv_open_qp()
+ * opens a TGT QP by number; and the verbs must refuse to destroy what is
+ * still in use with the errno ib_core gives.
  */
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -458,6 +459,251 @@ TEST_F_TIMEOUT(xrc, shared_through_file, 180)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/* Nothing came to our own SRQs' CQ. */
 	rc_expect_no_wc(_metadata, self->rcq);
+}
+
+static struct ibv_qp *xrc_open_qp(struct ibv_context *ctx,
+				  struct ibv_xrcd *xrcd, uint32_t qpn,
+				  enum ibv_qp_type type)
+{
+	struct ibv_qp_open_attr attr = {
+		.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+			     IBV_QP_OPEN_ATTR_TYPE,
+		.qp_num = qpn,
+		.xrcd = xrcd,
+		.qp_type = type,
+	};
+
+	return ibv_open_qp(ctx, &attr);
+}
+
+/* ibv_open_qp() of what is not a TGT QP of the domain: EINVAL, as ib_core. */
+static int xrc_open_refused(struct ibv_context *ctx, struct ibv_xrcd *xrcd,
+			    uint32_t qpn, enum ibv_qp_type type)
+{
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = xrc_open_qp(ctx, xrcd, qpn, type);
+	if (qp) {
+		ibv_destroy_qp(qp);
+		return -1;
+	}
+	return errno == EINVAL ? 0 : -1;
+}
+
+/* The child's exit status when the QP's event did not come. */
+#define XRC_NO_EVENT	50
+
+/*
+ * The child of the open_qp tests: open the domain through the file and
+ * the parent's TGT QP by its number, check it and say so on ready.  Then
+ * either wait for the QP's error event (events), or wait for the parent
+ * to say on go that the QP failed; see the QP in ERR; close everything.
+ * Exit status: 0, or the step that failed.
+ */
+static int xrc_open_qp_child(int fd, uint32_t tgt_qpn, uint32_t ini_qpn,
+			     int ready, int go, bool events)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_qp_init_attr init;
+	struct ibv_context *ctx;
+	struct ibv_xrcd *xrcd, *other;
+	struct ibv_qp_attr attr;
+	struct ibv_qp *qp;
+	char c = 'r';
+
+	ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
+	xrcd = ctx ? xrc_open(ctx, fd, 0) : NULL;
+	other = ctx ? xrc_open(ctx, -1, O_CREAT) : NULL;
+	if (!xrcd || !other)
+		return 10;
+	/* An INI QP, no QP, a TGT QP of another domain, a wrong type. */
+	if (xrc_open_refused(ctx, xrcd, ini_qpn, IBV_QPT_XRC_RECV))
+		return 11;
+	if (xrc_open_refused(ctx, xrcd, 0xfffff0, IBV_QPT_XRC_RECV))
+		return 12;
+	if (xrc_open_refused(ctx, other, tgt_qpn, IBV_QPT_XRC_RECV))
+		return 13;
+	if (xrc_open_refused(ctx, xrcd, tgt_qpn, IBV_QPT_RC))
+		return 14;
+
+	qp = xrc_open_qp(ctx, xrcd, tgt_qpn, IBV_QPT_XRC_RECV);
+	if (!qp)
+		return 20;
+	if (qp->qp_num != tgt_qpn || qp->qp_type != IBV_QPT_XRC_RECV)
+		return 21;
+	/* The QP as the parent left it: RTR, aimed at its INI QP. */
+	memset(&attr, 0, sizeof(attr));
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN, &init) ||
+	    attr.qp_state != IBV_QPS_RTR || attr.dest_qp_num != ini_qpn)
+		return 22;
+	if (write(ready, &c, 1) != 1)
+		return 23;
+
+	/* The parent sends to an SRQ of no domain of ours: the QP fails. */
+	if (events) {
+		if (!rc_wait_async(ctx, IBV_EVENT_QP_REQ_ERR, qp, 5000))
+			return XRC_NO_EVENT;
+	} else if (read(go, &c, 1) != 1) {
+		return 30;
+	}
+	if (rc_qp_state(qp) != IBV_QPS_ERR)
+		return 31;
+
+	/* Closing our handle leaves the QP to the parent. */
+	if (ibv_destroy_qp(qp))
+		return 40;
+	if (ibv_close_xrcd(other) || ibv_close_xrcd(xrcd) ||
+	    ibv_close_device(ctx))
+		return 41;
+	ibv_free_device_list(list);
+	return 0;
+}
+
+/* Fork the child of the open_qp tests; once it opened the QP, 0. */
+static pid_t xrc_open_qp_fork(FIXTURE_DATA(xrc) *self, bool events, int *go)
+{
+	int ready[2], gop[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready) || pipe(gop))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(ready[0]);
+		close(gop[1]);
+		_exit(xrc_open_qp_child(self->fd, self->tgt->qp_num,
+					self->ini->qp_num, ready[1], gop[0],
+					events));
+	}
+	close(ready[1]);
+	close(gop[0]);
+	*go = gop[1];
+	if (pid > 0 && read(ready[0], &c, 1) != 1)
+		pid = -2;
+	close(ready[0]);
+	return pid;
+}
+
+/* One message through the TGT QP to SRQ 0's slot 0, checked. */
+static void xrc_one_message(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(xrc) *self, uint32_t m, uint32_t seed)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, xrc_post_recv(self->srq[0], &self->dst, xrc_slot(0, 0),
+				   seed));
+	ASSERT_EQ(0, xrc_send(self->ini, &self->src, m, 200, seed + 1,
+			      self->srqn[0]));
+	RC_WAIT_WC(self->scq, m, IBV_WC_SUCCESS, IBV_WC_SEND);
+	rc_wait_wc(_metadata, self->rcq, &wc);
+	RC_EXPECT_WC(wc, xrc_slot(0, 0), IBV_WC_SUCCESS, IBV_WC_RECV);
+	EXPECT_EQ(self->tgt->qp_num, wc.qp_num);
+	EXPECT_EQ(200U, wc.byte_len);
+	RC_EXPECT_PATTERN(self->dst.mem + (size_t)xrc_slot(0, 0) * SLOT, 200,
+			  seed + 1);
+}
+
+/*
+ * Fail the TGT QP as a responder does: a send to an SRQ of another
+ * domain.  The INI QP gets REM_INV_REQ_ERR, the TGT QP goes to ERR with
+ * QP_REQ_ERR, which its creator gets.  Returns the other domain's SRQ.
+ */
+static struct ibv_srq *xrc_fail_tgt(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(xrc) *self,
+				    struct ibv_xrcd *other)
+{
+	struct ibv_srq *foreign;
+	uint32_t srqn;
+
+	foreign = xrc_create_srq(self->p.ctx, self->p.pd, other, self->rcq);
+	EXPECT_NE(NULL, foreign);
+	if (!foreign)
+		return NULL;
+	EXPECT_EQ(0, ibv_get_srq_num(foreign, &srqn));
+	EXPECT_EQ(0, xrc_send(self->ini, &self->src, 1, 64, SEED + 2, srqn));
+	RC_WAIT_WC(self->scq, 1, IBV_WC_REM_INV_REQ_ERR, -1);
+	EXPECT_TRUE(rc_wait_async(self->p.ctx, IBV_EVENT_QP_REQ_ERR,
+				  self->tgt, RC_POLL_MS));
+	return foreign;
+}
+
+/*
+ * Another process opens this process's TGT QP by number through the
+ * shared domain (ibv_open_qp): it sees the QP's state, the QP keeps
+ * receiving meanwhile, and closing the other process's handle leaves the
+ * QP working here.  What is not a TGT QP of the domain cannot be opened:
+ * EINVAL, as ib_core says.
+ */
+TEST_F_TIMEOUT(xrc, open_qp_by_number, 180)
+{
+	struct ibv_xrcd *other;
+	struct ibv_srq *foreign;
+	int status, go;
+	pid_t pid;
+	char c = 'g';
+
+	pid = xrc_open_qp_fork(self, false, &go);
+	ASSERT_LT(0, pid) TH_LOG("the child did not open the QP");
+
+	/* Opened elsewhere, the QP still receives here. */
+	xrc_one_message(_metadata, self, 0, SEED);
+
+	other = xrc_open(self->p.ctx, -1, O_CREAT);
+	ASSERT_NE(NULL, other);
+	foreign = xrc_fail_tgt(_metadata, self, other);
+	ASSERT_EQ(1, write(go, &c, 1));
+	close(go);
+
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("child failed at step %d", WEXITSTATUS(status));
+
+	/* The child's handle is closed: the QP is still ours, in ERR. */
+	EXPECT_EQ(IBV_QPS_ERR, rc_qp_state(self->tgt));
+	ASSERT_EQ(0, rc_to_state(self->tgt, IBV_QPS_RESET));
+	ASSERT_EQ(0, rc_to_state(self->ini, IBV_QPS_RESET));
+	ASSERT_EQ(0, xrc_connect(&self->p, self->tgt, self->ini));
+	xrc_one_message(_metadata, self, 2, SEED + 3);
+	rc_expect_no_wc(_metadata, self->rcq);
+
+	if (foreign)
+		EXPECT_EQ(0, ibv_destroy_srq(foreign));
+	EXPECT_EQ(0, ibv_close_xrcd(other));
+}
+
+/*
+ * The process that opened the TGT QP gets its events too, on its own
+ * handle.  Linux 6.12's ib_uverbs_open_qp() gives the handle no event
+ * file, so ib_uverbs drops them: skipped, not passed, until the kernel
+ * delivers them.
+ */
+TEST_F_TIMEOUT(xrc, open_qp_events, 180)
+{
+	struct ibv_xrcd *other;
+	struct ibv_srq *foreign;
+	int status, go;
+	pid_t pid;
+
+	pid = xrc_open_qp_fork(self, true, &go);
+	ASSERT_LT(0, pid) TH_LOG("the child did not open the QP");
+	close(go);
+
+	other = xrc_open(self->p.ctx, -1, O_CREAT);
+	ASSERT_NE(NULL, other);
+	foreign = xrc_fail_tgt(_metadata, self, other);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	if (foreign)
+		EXPECT_EQ(0, ibv_destroy_srq(foreign));
+	EXPECT_EQ(0, ibv_close_xrcd(other));
+
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == XRC_NO_EVENT)
+		SKIP(return, "QP_REQ_ERR did not reach the handle of ibv_open_qp(): ib_uverbs_open_qp() sets no event file");
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("child failed at step %d", WEXITSTATUS(status));
 }
 
 /* What is in use cannot go, with ib_core's errno; in order, all goes. */

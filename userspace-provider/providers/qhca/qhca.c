@@ -46,6 +46,7 @@ static const struct verbs_context_ops qhca_ctx_ops = {
 	.free_context = qhca_free_context,
 	.modify_qp = qhca_modify_qp,
 	.modify_srq = qhca_modify_srq,
+	.open_qp = qhca_open_qp,
 	.poll_cq = qhca_poll_cq,
 	.post_recv = qhca_post_recv,
 	.post_send = qhca_post_send,

@@ -44,6 +44,13 @@ struct qhca_pd {
  * A completion queue: a ring of struct qhca_cqe the driver allocated, and
  * beside it the record where we publish our consumer index so that the
  * device knows which slots it may write again.
+ *
+ * The ring is read through a read-only mapping only.  When the device goes
+ * away, ib_uverbs replaces a read-only mapping by the zero page but a
+ * writable one by a page shared with every other writable mapping of the
+ * context, SQ rings included: CQEs read from there could be WQE bytes.
+ * The record shares the ring's mmap entry, so it is written through a
+ * second, writable mapping of the same entry that is never read.
  */
 struct qhca_cq {
 	/* ibv_create_cq_ex() hands out the ibv_cq_ex of the verbs_cq. */
@@ -52,13 +59,25 @@ struct qhca_cq {
 		struct verbs_cq verbs_cq;
 	};
 	pthread_spinlock_t lock;	/* pollers; everything below */
-	void *map;			/* ring and record, one mapping */
+	void *map;			/* ring and record, read-only */
+	void *rec_map;			/* the same, written for the record */
 	size_t map_size;
-	struct qhca_cqe *ring;
-	__le32 *dbrec;
+	const struct qhca_cqe *ring;
+	__le32 *dbrec;			/* in rec_map */
 	uint32_t cqn;
 	uint32_t count;			/* entries, a power of two */
 	uint32_t ci;			/* free-running consumer index */
+	/*
+	 * 1.3 devices set QHCA_CQE_OWNER_WRITTEN in every CQE: a CQE in the
+	 * right phase without it is a ring the kernel took away.
+	 */
+	bool check_written;
+	/*
+	 * One bit per slot: the CQE there belongs to a QP reset or destroyed
+	 * since, and the poller passes over it.  The ring being read-only,
+	 * this is how such CQEs are removed.
+	 */
+	uint64_t *discard;
 	/*
 	 * The QPs that complete here, to find the queue a CQE frees slots
 	 * of: looked up under the lock, so destroying a QP cannot race
@@ -69,7 +88,7 @@ struct qhca_cq {
 	/* XRC SRQs completing here: their CQEs name a QP of any process. */
 	struct list_head xrc_srqs;
 	/* ibv_start_poll() .. ibv_end_poll(): the CQE being read, or NULL. */
-	struct qhca_cqe *cur_cqe;
+	const struct qhca_cqe *cur_cqe;
 };
 
 /*

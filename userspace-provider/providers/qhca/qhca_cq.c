@@ -49,33 +49,62 @@ static int qhca_check_cq_resp(struct qhca_context *ctx,
 /*
  * Check the ring the kernel made for a new CQ and map it.  Shared with
  * ibv_create_cq_ex() (qhca_cq_ex.c), whose command differs only in uverbs.
+ *
+ * The ring is mapped read-only, so that once the device is gone it reads
+ * as zeroes (qhca_cq_peek()).  The consumer record is in the same mmap
+ * entry and the kernel maps an entry only whole: a second, writable
+ * mapping of it carries the record and is never read.
  */
 int qhca_cq_map(struct qhca_context *ctx, struct qhca_cq *cq,
 		const struct qhca_ibv_create_cq_resp *resp)
 {
+	int fd = ctx->ibv_ctx.context.cmd_fd;
 	int err;
 
 	err = qhca_check_cq_resp(ctx, resp);
 	if (err)
 		return err;
 
-	cq->map = mmap(NULL, resp->ring_mmap_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, ctx->ibv_ctx.context.cmd_fd,
+	cq->discard = calloc((resp->cqe_count + 63) / 64, sizeof(uint64_t));
+	if (!cq->discard)
+		return ENOMEM;
+
+	cq->map = mmap(NULL, resp->ring_mmap_size, PROT_READ, MAP_SHARED, fd,
 		       resp->ring_mmap_key);
 	if (cq->map == MAP_FAILED) {
 		err = errno;
-		verbs_err(&ctx->ibv_ctx, "mapping CQ %u failed: %s\n",
-			  resp->cqn, strerror(err));
-		return err;
+		goto err_free;
+	}
+	cq->rec_map = mmap(NULL, resp->ring_mmap_size, PROT_WRITE, MAP_SHARED,
+			   fd, resp->ring_mmap_key);
+	if (cq->rec_map == MAP_FAILED) {
+		err = errno;
+		goto err_unmap;
 	}
 	cq->map_size = resp->ring_mmap_size;
 	cq->ring = cq->map;
-	cq->dbrec = (__le32 *)((uint8_t *)cq->map + resp->dbrec_offset);
+	cq->dbrec = (__le32 *)((uint8_t *)cq->rec_map + resp->dbrec_offset);
 	cq->cqn = resp->cqn;
 	cq->count = resp->cqe_count;
+	cq->check_written = ctx->hw_version >= QHCA_VERSION_1_3;
 
 	verbs_debug(&ctx->ibv_ctx, "CQ %u: %u CQEs\n", cq->cqn, cq->count);
 	return 0;
+
+err_unmap:
+	munmap(cq->map, resp->ring_mmap_size);
+err_free:
+	free(cq->discard);
+	verbs_err(&ctx->ibv_ctx, "mapping CQ %u failed: %s\n", resp->cqn,
+		  strerror(err));
+	return err;
+}
+
+void qhca_cq_unmap(struct qhca_cq *cq)
+{
+	munmap(cq->rec_map, cq->map_size);
+	munmap(cq->map, cq->map_size);
+	free(cq->discard);
 }
 
 struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
@@ -136,7 +165,7 @@ int qhca_destroy_cq(struct ibv_cq *ibcq)
 		return err;
 	}
 
-	munmap(cq->map, cq->map_size);
+	qhca_cq_unmap(cq);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
@@ -213,37 +242,36 @@ void qhca_cq_attach_qp(struct qhca_qp *qp)
  * Remove the CQEs of QP qpn that wait in the CQ: the QP was reset or
  * destroyed, so its queues start over or are gone, and those CQEs would
  * free slots that are no longer theirs.  The device writes no more of
- * them, and it writes only slots at or after the first one not yet valid,
- * so everything before that is ours to rearrange: walking back from it,
- * each surviving CQE moves up over the removed ones, all but the owner
- * byte, as the slot it lands in already holds the right phase.  Called
- * with cq->lock held.
+ * them, and only into slots at or after the first one not yet valid.  The
+ * ring is read-only to us: each such CQE is marked for the poller to pass
+ * over.  Called with cq->lock held.
  */
 static void qhca_cq_clean_locked(struct qhca_cq *cq, uint32_t qpn,
 				 struct qhca_srq *srq)
 {
-	struct qhca_cqe *cqe, *dest;
-	uint32_t prod, nfreed = 0;
+	const struct qhca_cqe *cqe;
+	uint32_t idx, slot;
+	uint64_t bit;
 
-	for (prod = cq->ci; prod - cq->ci < cq->count; prod++)
-		if (!qhca_cq_ready(cq, prod))
+	for (idx = cq->ci; idx - cq->ci < cq->count; idx++) {
+		if (qhca_cq_peek(cq, idx, &cqe))
 			break;
-
-	while (prod != cq->ci) {
-		cqe = qhca_cq_entry(cq, --prod);
-		if (le32toh(cqe->qpn) == qpn) {
-			/* Its SRQ slot is free again: the SRQ outlives it. */
-			if (srq && cqe->srqn && cqe->opcode & QHCA_WC_RECV)
-				qhca_srq_complete(srq, le16toh(cqe->wqe_idx));
-			nfreed++;
-		} else if (nfreed) {
-			dest = qhca_cq_entry(cq, prod + nfreed);
-			memcpy(dest, cqe, offsetof(struct qhca_cqe, owner));
-		}
+		slot = idx & (cq->count - 1);
+		bit = 1ULL << (slot % 64);
+		if (cq->discard[slot / 64] & bit || le32toh(cqe->qpn) != qpn)
+			continue;
+		/* Its SRQ slot is free again: the SRQ outlives it. */
+		if (srq && cqe->srqn && cqe->opcode & QHCA_WC_RECV)
+			qhca_srq_complete(srq, le16toh(cqe->wqe_idx));
+		cq->discard[slot / 64] |= bit;
 	}
 
-	if (nfreed) {
-		cq->ci += nfreed;
+	/* Those at the head can go at once: the device may reuse them. */
+	for (idx = cq->ci; idx - cq->ci < cq->count; idx++)
+		if (!qhca_cq_take_discard(cq, idx))
+			break;
+	if (idx != cq->ci) {
+		cq->ci = idx;
 		qhca_cq_update_ci(cq);
 	}
 }

@@ -7,36 +7,62 @@
 #ifndef QHCA_CQ_H
 #define QHCA_CQ_H
 
+#include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <util/udma_barrier.h>
 
 #include "qhca.h"
 
-static inline struct qhca_cqe *qhca_cq_entry(struct qhca_cq *cq, uint32_t idx)
+static inline const struct qhca_cqe *qhca_cq_entry(struct qhca_cq *cq,
+						    uint32_t idx)
 {
 	return &cq->ring[idx & (cq->count - 1)];
 }
 
 /*
- * The CQE at consumer index idx, or NULL while the device has not written
- * it.  The device writes the owner byte last, with phase 1 on its first
- * pass over the ring (which starts zeroed), 0 on the second, and so on.
+ * The CQE at consumer index idx: 0 and *cqep once the device wrote it,
+ * ENOENT while it has not, EIO if the ring is gone.  The device writes the
+ * owner byte last, with phase 1 on its first pass over the ring (which
+ * starts zeroed), 0 on the second, and so on; from 1.3 on with WRITTEN
+ * set too.  Once the kernel took the ring away (device removed or reset)
+ * it reads as zeroes: a CQE without WRITTEN in a phase-0 pass, never one
+ * the device wrote.
  */
-static inline struct qhca_cqe *qhca_cq_ready(struct qhca_cq *cq, uint32_t idx)
+static inline int qhca_cq_peek(struct qhca_cq *cq, uint32_t idx,
+			       const struct qhca_cqe **cqep)
 {
-	struct qhca_cqe *cqe = qhca_cq_entry(cq, idx);
+	const struct qhca_cqe *cqe = qhca_cq_entry(cq, idx);
 	uint8_t phase = idx & cq->count ? 0 : QHCA_CQE_OWNER_PHASE;
 	uint8_t owner;
 
 	owner = atomic_load_explicit((_Atomic(uint8_t) *)&cqe->owner,
 				     memory_order_relaxed);
 	if ((owner & QHCA_CQE_OWNER_PHASE) != phase)
-		return NULL;
+		return ENOENT;
+	if (cq->check_written && !(owner & QHCA_CQE_OWNER_WRITTEN))
+		return EIO;
 	/* Read the rest of the entry only after its owner byte. */
 	udma_from_device_barrier();
-	return cqe;
+	*cqep = cqe;
+	return 0;
+}
+
+/*
+ * Whether the slot of idx holds a CQE that was discarded (of a QP reset or
+ * destroyed since) and forget it: the caller passes over the slot.
+ */
+static inline bool qhca_cq_take_discard(struct qhca_cq *cq, uint32_t idx)
+{
+	uint32_t slot = idx & (cq->count - 1);
+	uint64_t bit = 1ULL << (slot % 64);
+
+	if (!(cq->discard[slot / 64] & bit))
+		return false;
+	cq->discard[slot / 64] &= ~bit;
+	return true;
 }
 
 /*
@@ -58,6 +84,7 @@ void qhca_cqe_free_wqes(struct qhca_cq *cq, const struct qhca_cqe *cqe);
 struct qhca_ibv_create_cq_resp;
 int qhca_cq_map(struct qhca_context *ctx, struct qhca_cq *cq,
 		const struct qhca_ibv_create_cq_resp *resp);
+void qhca_cq_unmap(struct qhca_cq *cq);
 void qhca_cq_attach_qp(struct qhca_qp *qp);
 void qhca_cq_detach_qp(struct qhca_qp *qp);
 void qhca_cq_clean_qp(struct qhca_qp *qp);

@@ -7,7 +7,8 @@
  * CQ's lock and the first CQE, ibv_next_poll() moves on, and the read_*
  * accessors decode the current CQE.  The consumer index reaches the device
  * only at ibv_end_poll(), so the slot being read is never rewritten under
- * us.
+ * us.  A ring the kernel took away (the device is gone) makes
+ * ibv_start_poll() and ibv_next_poll() fail with EIO.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,19 +34,31 @@ static inline struct qhca_cq *qhca_cq_of_ex(struct ibv_cq_ex *ibcq)
 	return to_qhca_cq(ibv_cq_ex_to_cq(ibcq));
 }
 
-static inline struct qhca_cqe *qhca_cur_cqe(struct ibv_cq_ex *ibcq)
+static inline const struct qhca_cqe *qhca_cur_cqe(struct ibv_cq_ex *ibcq)
 {
 	return qhca_cq_of_ex(ibcq)->cur_cqe;
 }
 
-/* Make the CQE at the consumer index current, if the device wrote it. */
+/*
+ * Make the CQE at the consumer index current, if the device wrote it,
+ * passing over those discarded: 0, ENOENT if there is none, or EIO if the
+ * ring is gone (qhca_cq_peek()).
+ */
 static int qhca_cq_ex_take(struct qhca_cq *cq)
 {
-	struct qhca_cqe *cqe = qhca_cq_ready(cq, cq->ci);
+	const struct qhca_cqe *cqe;
+	int err;
 
+	cq->cur_cqe = NULL;
+	for (;;) {
+		err = qhca_cq_peek(cq, cq->ci, &cqe);
+		if (err)
+			return err;
+		if (!qhca_cq_take_discard(cq, cq->ci))
+			break;
+		cq->ci++;
+	}
 	cq->cur_cqe = cqe;
-	if (!cqe)
-		return ENOENT;
 	qhca_cqe_free_wqes(cq, cqe);
 	cq->verbs_cq.cq_ex.wr_id = le64toh(cqe->wr_id);
 	cq->verbs_cq.cq_ex.status = cqe->status;
@@ -56,6 +69,7 @@ static int qhca_start_poll(struct ibv_cq_ex *ibcq,
 			   struct ibv_poll_cq_attr *attr)
 {
 	struct qhca_cq *cq = qhca_cq_of_ex(ibcq);
+	uint32_t start;
 	int err;
 
 	/* No poll attributes are defined. */
@@ -63,10 +77,17 @@ static int qhca_start_poll(struct ibv_cq_ex *ibcq,
 		return EINVAL;
 
 	pthread_spin_lock(&cq->lock);
+	start = cq->ci;
 	err = qhca_cq_ex_take(cq);
-	/* Without a CQE there is no ibv_end_poll() to unlock. */
-	if (err)
+	/*
+	 * Without a CQE there is no ibv_end_poll() to unlock, nor to give
+	 * back the discarded slots passed over.
+	 */
+	if (err) {
+		if (cq->ci != start)
+			qhca_cq_update_ci(cq);
 		pthread_spin_unlock(&cq->lock);
+	}
 	return err;
 }
 

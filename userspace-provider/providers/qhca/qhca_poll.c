@@ -6,6 +6,7 @@
  * hold enum ibv_wc_opcode and enum ibv_wc_status values, and its immediate
  * is in the byte order it was posted in, as ibv_wc wants it.
  */
+#include <errno.h>
 #include <stdint.h>
 
 #include "qhca.h"
@@ -118,24 +119,37 @@ static void qhca_cqe_to_wc(const struct qhca_cqe *cqe, struct ibv_wc *wc)
 		wc->wc_flags |= IBV_WC_GRH;
 }
 
+/*
+ * A ring that is gone (qhca_cq_peek()) fails the poll, unless CQEs came
+ * before it: those are returned, and the next poll fails.
+ */
 int qhca_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct qhca_cq *cq = to_qhca_cq(ibcq);
-	struct qhca_cqe *cqe;
-	int npolled;
+	const struct qhca_cqe *cqe;
+	uint32_t start;
+	int npolled = 0, err = 0;
 
 	pthread_spin_lock(&cq->lock);
-	for (npolled = 0; npolled < ne; npolled++) {
-		cqe = qhca_cq_ready(cq, cq->ci);
-		if (!cqe)
+	start = cq->ci;
+	while (npolled < ne) {
+		err = qhca_cq_peek(cq, cq->ci, &cqe);
+		if (err)
 			break;
-		qhca_cqe_to_wc(cqe, &wc[npolled]);
-		qhca_cqe_free_wqes(cq, cqe);
+		if (!qhca_cq_take_discard(cq, cq->ci)) {
+			qhca_cqe_to_wc(cqe, &wc[npolled++]);
+			qhca_cqe_free_wqes(cq, cqe);
+		}
 		cq->ci++;
 	}
-	if (npolled)
+	if (cq->ci != start)
 		qhca_cq_update_ci(cq);
 	pthread_spin_unlock(&cq->lock);
 
+	if (err == EIO && !npolled) {
+		verbs_debug_datapath(verbs_get_ctx(ibcq->context),
+				     "CQ %u: the ring is gone\n", cq->cqn);
+		return -EIO;
+	}
 	return npolled;
 }

@@ -71,6 +71,8 @@ struct ibv_srq *qhca_create_srq_ex(struct ibv_context *ibctx,
 int qhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 struct ibv_qp *qhca_create_xrc_tgt_qp(struct ibv_context *ibctx,
 				      struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *qhca_open_qp(struct ibv_context *ibctx,
+			    struct ibv_qp_open_attr *attr);
 struct qhca_srq;
 void qhca_xrc_srq_detach(struct qhca_srq *srq);
 

@@ -154,6 +154,38 @@ int qhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 	return 0;
 }
 
+/*
+ * A QP without rings here: a TGT QP this process created, or opened by
+ * number.  Its locks are never taken, but destroy_qp tears them down as
+ * for any QP.
+ */
+static struct qhca_qp *qhca_xrc_qp_alloc(void)
+{
+	struct qhca_qp *qp;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	if (pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE))
+		goto err_free;
+	if (pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE))
+		goto err_sq;
+	return qp;
+
+err_sq:
+	pthread_spin_destroy(&qp->sq.lock);
+err_free:
+	free(qp);
+	return NULL;
+}
+
+static void qhca_xrc_qp_free(struct qhca_qp *qp)
+{
+	pthread_spin_destroy(&qp->rq.lock);
+	pthread_spin_destroy(&qp->sq.lock);
+	free(qp);
+}
+
 struct ibv_qp *qhca_create_xrc_tgt_qp(struct ibv_context *ibctx,
 				      struct ibv_qp_init_attr_ex *attr)
 {
@@ -167,20 +199,8 @@ struct ibv_qp *qhca_create_xrc_tgt_qp(struct ibv_context *ibctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	qp = calloc(1, sizeof(*qp));
+	qp = qhca_xrc_qp_alloc();
 	if (!qp) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	/* Never used, but destroy_qp tears them down as for any QP. */
-	if (pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE)) {
-		free(qp);
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE)) {
-		pthread_spin_destroy(&qp->sq.lock);
-		free(qp);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -189,13 +209,53 @@ struct ibv_qp *qhca_create_xrc_tgt_qp(struct ibv_context *ibctx,
 	if (err) {
 		verbs_err(&ctx->ibv_ctx, "CREATE_QP (XRC TGT) failed: %s\n",
 			  strerror(err));
-		pthread_spin_destroy(&qp->rq.lock);
-		pthread_spin_destroy(&qp->sq.lock);
-		free(qp);
+		qhca_xrc_qp_free(qp);
 		errno = err;
 		return NULL;
 	}
 	memset(&attr->cap, 0, sizeof(attr->cap));
 	verbs_debug(&ctx->ibv_ctx, "XRC TGT QP %u\n", qp->ibv_qp.qp_num);
+	return &qp->ibv_qp;
+}
+
+/*
+ * ibv_open_qp(): a handle on a TGT QP of an XRC domain we share, maybe
+ * created by another process.  The kernel checks that the number is a TGT
+ * QP of that domain (EINVAL otherwise), sends us the QP's events, and
+ * modifies, queries and destroys the handle as the QP itself would be,
+ * except that destroying a handle leaves the QP to its other holders.
+ * There is nothing of the QP to map: it works without us.
+ */
+struct ibv_qp *qhca_open_qp(struct ibv_context *ibctx,
+			    struct ibv_qp_open_attr *attr)
+{
+	struct qhca_context *ctx = to_qhca_ctx(ibctx);
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ibv_open_qp cmd = {};
+	struct qhca_qp *qp;
+	int err;
+
+	/* TGT QPs are the only ones that can be shared. */
+	if (attr->comp_mask & IBV_QP_OPEN_ATTR_TYPE &&
+	    attr->qp_type != IBV_QPT_XRC_RECV) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = qhca_xrc_qp_alloc();
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_open_qp(ibctx, &qp->verbs_qp, sizeof(qp->verbs_qp), attr,
+			      &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		verbs_debug(&ctx->ibv_ctx, "OPEN_QP %u failed: %s\n",
+			    attr->qp_num, strerror(err));
+		qhca_xrc_qp_free(qp);
+		errno = err;
+		return NULL;
+	}
+	verbs_debug(&ctx->ibv_ctx, "XRC TGT QP %u opened\n",
+		    qp->ibv_qp.qp_num);
 	return &qp->ibv_qp;
 }
