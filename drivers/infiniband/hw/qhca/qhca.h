@@ -43,7 +43,13 @@ struct qhca_admin {
 	void __iomem *regs;
 
 	struct mutex cmd_lock;		/* one command in flight */
-	bool dead;			/* the device failed: no more commands */
+	/*
+	 * A command timed out: the device stopped answering and every
+	 * command fails at once until the device is brought up anew.
+	 */
+	bool dead;
+	/* Dead, and the reset that stops all its DMA completed. */
+	bool quiesced;
 	u32 depth;			/* entries in the SQ and in the CQ */
 	u32 sq_tail;
 	u16 next_cmd_id;
@@ -109,6 +115,8 @@ struct qhca_dev {
 	u32 num_ceqs;
 	/* Set once ib_register_device() succeeded: events may be dispatched. */
 	bool registered;
+	/* debugfs: qhca/<ibdev>/, with the fault injection file. */
+	struct dentry *debugfs;
 
 	struct qhca_kuar kuar;
 	/* CQs and QPs by number, for events and kernel completions. */
@@ -408,6 +416,12 @@ int qhca_cmd_modify_srq(struct qhca_dev *dev,
 int qhca_cmd_query_srq(struct qhca_dev *dev, u32 srqn,
 		       struct qhca_srq_attr *attr);
 int qhca_cmd_destroy_srq(struct qhca_dev *dev, u32 srqn);
+int qhca_cmd_inject_fault(struct qhca_dev *dev, u16 type, u32 handle);
+
+/* qhca_recovery.c: a device that stopped answering. */
+void qhca_dev_fatal(struct qhca_dev *dev);
+bool qhca_destroyed(struct qhca_dev *dev, int err, const char *cmd,
+		    u32 handle);
 
 /* qhca_eq.c: the async and the completion event queues. */
 int qhca_eqs_create(struct qhca_dev *dev, u32 num_ceqs);
@@ -515,5 +529,15 @@ void qhca_ib_unregister(struct qhca_dev *dev);
 
 /* qhca_sysfs.c: the hw_objects attribute group. */
 extern const struct attribute_group qhca_hw_objects_group;
+
+/* qhca_restrack.c: the device's numbers in rdma res. */
+int qhca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int qhca_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
+
+/* qhca_debugfs.c: the fault injection file. */
+void qhca_debugfs_init(void);
+void qhca_debugfs_exit(void);
+void qhca_debugfs_add_dev(struct qhca_dev *dev);
+void qhca_debugfs_remove_dev(struct qhca_dev *dev);
 
 #endif /* QHCA_H */

@@ -6,8 +6,13 @@
  * time: the caller holds cmd_lock from submission to completion.  The
  * completion normally arrives by MSI-X; the waiter also polls the CQ
  * between waits so that a lost interrupt costs latency, never a command.
- * A command that times out is abandoned: its late completion is consumed
- * and dropped because its cmd_id no longer matches.
+ * A command that does not complete within the timeout means the device
+ * stopped answering (interface 1.3, Documentation/hw/qhca-faults.rst): the
+ * queue is declared dead, the device is reset so that it stops all DMA,
+ * and that command and every later one fail at once with -EIO, so that
+ * tearing the device down takes no further timeouts.  qhca_dev_fatal()
+ * then tells the users and has the PCI function reset, which brings up a
+ * new device with a new admin queue.
  */
 
 #include <linux/bitfield.h>
@@ -140,10 +145,21 @@ static int qhca_admin_wait(struct qhca_admin *aq, u16 opcode)
 	status = qhca_reg_read(aq->regs, QHCA_REG_STATUS);
 	dev_err(aq->dmadev, "admin command %#x timed out (STATUS %#x ERROR %u)\n",
 		opcode, status, qhca_reg_read(aq->regs, QHCA_REG_ERROR));
-	/* Only a reset revives a failed device: fail fast until remove. */
-	if (status & QHCA_STATUS_FATAL)
-		aq->dead = true;
 	return -ETIMEDOUT;
+}
+
+/*
+ * The device stopped answering: with cmd_lock held, so that whoever sees
+ * the queue dead also sees the device reset.  Until the reset completed
+ * the device may still write any ring it knows, so memory it was given is
+ * freed after a failed destroy only once @quiesced is set.
+ */
+static void qhca_admin_kill(struct qhca_admin *aq)
+{
+	struct qhca_dev *dev = container_of(aq, struct qhca_dev, aq);
+
+	aq->quiesced = !qhca_hw_reset(dev);
+	WRITE_ONCE(aq->dead, true);
 }
 
 /**
@@ -157,13 +173,15 @@ static int qhca_admin_wait(struct qhca_admin *aq, u16 opcode)
  * @result: where to store the completion's result, or NULL
  *
  * Sleeps.  Returns 0 or a negative errno: the device's status mapped as the
- * interface specification says, -ETIMEDOUT or -EBUSY if the device stopped
- * consuming commands.
+ * interface specification says, -EIO once the device stopped answering
+ * (this command timed out, or an earlier one did), -EBUSY if the ring is
+ * full.
  */
 int qhca_admin_exec(struct qhca_admin *aq, u16 opcode,
 		    const void *payload, size_t payload_len,
 		    void *resp, size_t resp_len, u32 *result)
 {
+	bool timed_out = false;
 	struct qhca_aq_sqe *sqe;
 	u32 next, sq_head;
 	u16 cmd_id;
@@ -213,8 +231,12 @@ int qhca_admin_exec(struct qhca_admin *aq, u16 opcode,
 	qhca_reg_write(aq->regs, QHCA_REG_AQ_SQ_DB, next);
 
 	err = qhca_admin_wait(aq, opcode);
-	if (err)
+	if (err) {
+		qhca_admin_kill(aq);
+		timed_out = true;
+		err = -EIO;
 		goto out_unlock;
+	}
 
 	err = qhca_aq_status_to_errno(aq->status);
 	if (err) {
@@ -229,6 +251,9 @@ int qhca_admin_exec(struct qhca_admin *aq, u16 opcode,
 
 out_unlock:
 	mutex_unlock(&aq->cmd_lock);
+	/* Users and recovery hear of it once the queue is free again. */
+	if (timed_out)
+		qhca_dev_fatal(container_of(aq, struct qhca_dev, aq));
 	return err;
 }
 

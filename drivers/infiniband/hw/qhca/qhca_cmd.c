@@ -173,3 +173,14 @@ int qhca_cmd_destroy_srq(struct qhca_dev *dev, u32 srqn)
 {
 	return qhca_cmd_free(dev, QHCA_CMD_DESTROY_SRQ, srqn);
 }
+
+int qhca_cmd_inject_fault(struct qhca_dev *dev, u16 type, u32 handle)
+{
+	struct qhca_cmd_inject_fault cmd = {
+		.type = cpu_to_le16(type),
+		.handle = cpu_to_le32(handle),
+	};
+
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_INJECT_FAULT, &cmd,
+			       sizeof(cmd), NULL, 0, NULL);
+}

@@ -172,8 +172,8 @@ int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 err_erase:
 	xa_erase_irq(&dev->cqs, cq->cqn);
 err_destroy:
-	if (qhca_cmd_destroy_cq(dev, cq->cqn))
-		device_done = false;
+	device_done = qhca_destroyed(dev, qhca_cmd_destroy_cq(dev, cq->cqn),
+				     "DESTROY_CQ", cq->cqn);
 err_release:
 	qhca_cq_release(dev, cq, device_done);
 	return err;
@@ -191,11 +191,9 @@ int qhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	 */
 	xa_erase_irq(&dev->cqs, cq->cqn);
 	err = qhca_cmd_destroy_cq(dev, cq->cqn);
-	if (err)
-		ibdev_warn(&dev->ibdev, "DESTROY_CQ %u failed: %d\n", cq->cqn,
-			   err);
 	/* ib_core cannot keep a CQ it asked to destroy. */
-	qhca_cq_release(dev, cq, !err);
+	qhca_cq_release(dev, cq,
+			qhca_destroyed(dev, err, "DESTROY_CQ", cq->cqn));
 	return 0;
 }
 

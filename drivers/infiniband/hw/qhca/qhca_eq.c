@@ -201,9 +201,8 @@ static void qhca_eq_stop(struct qhca_dev *dev, struct qhca_eq *eq)
 	free_irq(eq->irq, eq);
 	eq->irq = 0;
 	err = qhca_cmd_destroy_eq(dev, eq->eqn);
-	if (err)
-		dev_warn(&dev->pdev->dev, "DESTROY_EQ %u failed: %d\n",
-			 eq->eqn, err);
+	/* The ring is freed after the device's reset in any case. */
+	qhca_destroyed(dev, err, "DESTROY_EQ", eq->eqn);
 }
 
 static void qhca_eq_free(struct qhca_dev *dev, struct qhca_eq *eq)

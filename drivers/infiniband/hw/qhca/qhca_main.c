@@ -207,6 +207,7 @@ int qhca_dev_up(struct pci_dev *pdev, struct qhca_pci *qpci)
 	if (err)
 		goto err_stop_eqs;
 	qpci->dev = dev;
+	qhca_recovery_arm(qpci);
 	return 0;
 
 err_stop_eqs:
@@ -226,13 +227,15 @@ err_dealloc:
 /*
  * Unregistering disassociates the user contexts (IBV_EVENT_DEVICE_FATAL,
  * mappings zapped) and destroys every object while the device still
- * answers; only then is it reset.
+ * answers; only then is it reset.  A device that stopped answering was
+ * reset already: every command fails at once and the memory is freed.
  */
 void qhca_dev_down(struct qhca_pci *qpci)
 {
 	struct qhca_dev *dev = qpci->dev;
 	struct pci_dev *pdev;
 
+	qhca_recovery_disarm(qpci);
 	if (!dev)
 		return;
 	pdev = dev->pdev;
@@ -263,13 +266,18 @@ static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = qhca_map_bars(pdev, qpci);
 	if (err)
 		return err;
+	qhca_recovery_init(qpci, pdev);
 	pci_set_drvdata(pdev, qpci);
 	return qhca_dev_up(pdev, qpci);
 }
 
 static void qhca_remove(struct pci_dev *pdev)
 {
-	qhca_dev_down(pci_get_drvdata(pdev));
+	struct qhca_pci *qpci = pci_get_drvdata(pdev);
+
+	/* A recovery still to come would bring the device back. */
+	qhca_recovery_stop(qpci);
+	qhca_dev_down(qpci);
 }
 
 /* Stop all DMA before a kexec'd kernel reuses the memory. */
@@ -277,6 +285,7 @@ static void qhca_shutdown(struct pci_dev *pdev)
 {
 	struct qhca_pci *qpci = pci_get_drvdata(pdev);
 
+	qhca_recovery_stop(qpci);
 	if (qpci->dev)
 		qhca_hw_reset(qpci->dev);
 }
@@ -289,4 +298,24 @@ static struct pci_driver qhca_pci_driver = {
 	.shutdown = qhca_shutdown,
 	.err_handler = &qhca_err_handlers,
 };
-module_pci_driver(qhca_pci_driver);
+
+/* The debugfs directory first: each device adds itself to it. */
+static int __init qhca_init(void)
+{
+	int err;
+
+	qhca_debugfs_init();
+	err = pci_register_driver(&qhca_pci_driver);
+	if (err)
+		qhca_debugfs_exit();
+	return err;
+}
+
+static void __exit qhca_exit(void)
+{
+	pci_unregister_driver(&qhca_pci_driver);
+	qhca_debugfs_exit();
+}
+
+module_init(qhca_init);
+module_exit(qhca_exit);

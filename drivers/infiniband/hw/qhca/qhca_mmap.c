@@ -131,14 +131,12 @@ void qhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
 	struct qhca_user_mmap_entry *entry = to_qmmap(rdma_entry);
 	struct qhca_dev *dev = to_qdev(rdma_entry->ucontext->device);
-	int err;
 
 	switch (entry->type) {
 	case QHCA_MMAP_DB_PAGE:
-		err = qhca_cmd_dealloc_uar(dev, entry->uar_index);
-		if (err)
-			ibdev_warn(&dev->ibdev, "DEALLOC_UAR %u failed: %d\n",
-				   entry->uar_index, err);
+		/* A dead device's reset took the page back already. */
+		qhca_destroyed(dev, qhca_cmd_dealloc_uar(dev, entry->uar_index),
+			       "DEALLOC_UAR", entry->uar_index);
 		break;
 	case QHCA_MMAP_RING:
 		qhca_dma_buf_free(dev, &entry->buf);

@@ -261,14 +261,11 @@ int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* Windows are bound to it: it stays until they are gone. */
 	if (err == -EBUSY)
 		return err;
-	if (err) {
-		/*
-		 * ib_core cannot keep an MR it asked to free.  The device may
-		 * still access the pages, so they stay pinned for good.
-		 */
-		ibdev_warn(&dev->ibdev, "DEREG_MR %u failed: %d\n", mr->index,
-			   err);
-	} else {
+	/*
+	 * ib_core cannot keep an MR it asked to free.  If the device may
+	 * still access the pages, they stay pinned for good.
+	 */
+	if (qhca_destroyed(dev, err, "DEREG_MR", mr->index)) {
 		ib_umem_release(mr->umem);
 		qhca_dma_buf_free(dev, &mr->pl);
 	}

@@ -60,9 +60,17 @@ static int qhca_dealloc_mw(struct ib_mw *ibmw)
 	struct qhca_cmd_handle h = {
 		.handle = cpu_to_le32(to_qmw(ibmw)->index),
 	};
+	int err;
 
-	return qhca_admin_exec(&dev->aq, QHCA_CMD_DEALLOC_MW, &h, sizeof(h),
-			       NULL, 0, NULL);
+	err = qhca_admin_exec(&dev->aq, QHCA_CMD_DEALLOC_MW, &h, sizeof(h),
+			      NULL, 0, NULL);
+	/*
+	 * A dead device holds no window any more; ib_core would warn about
+	 * a window it cannot free while it disassociates the contexts.
+	 */
+	if (err && READ_ONCE(dev->aq.dead))
+		return 0;
+	return err;
 }
 
 static const struct ib_device_ops qhca_mw_ops = {

@@ -329,8 +329,8 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 err_erase:
 	xa_erase_irq(&dev->qps, qpn);
 err_destroy:
-	if (qhca_cmd_destroy_qp(dev, qpn))
-		device_done = false;
+	device_done = qhca_destroyed(dev, qhca_cmd_destroy_qp(dev, qpn),
+				     "DESTROY_QP", qpn);
 err_release:
 	qhca_qp_release(dev, qp, device_done);
 	return err;
@@ -348,11 +348,9 @@ int qhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 */
 	xa_erase_irq(&dev->qps, ibqp->qp_num);
 	err = qhca_cmd_destroy_qp(dev, ibqp->qp_num);
-	if (err)
-		ibdev_warn(&dev->ibdev, "DESTROY_QP %u failed: %d\n",
-			   ibqp->qp_num, err);
 	/* ib_core cannot keep a QP it asked to destroy. */
-	qhca_qp_release(dev, qp, !err);
+	qhca_qp_release(dev, qp, qhca_destroyed(dev, err, "DESTROY_QP",
+						ibqp->qp_num));
 	mutex_destroy(&qp->state_lock);
 	return 0;
 }

@@ -186,8 +186,8 @@ int qhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 err_erase:
 	xa_erase_irq(&dev->srqs, srqn);
 err_destroy:
-	if (qhca_cmd_destroy_srq(dev, srqn))
-		device_done = false;
+	device_done = qhca_destroyed(dev, qhca_cmd_destroy_srq(dev, srqn),
+				     "DESTROY_SRQ", srqn);
 err_release:
 	qhca_srq_release(dev, srq, device_done);
 	return err;
@@ -242,11 +242,9 @@ int qhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	/* Out of the table first: no event reaches the SRQ after this. */
 	xa_erase_irq(&dev->srqs, srq->srqn);
 	err = qhca_cmd_destroy_srq(dev, srq->srqn);
-	if (err)
-		ibdev_warn(&dev->ibdev, "DESTROY_SRQ %u failed: %d\n",
-			   srq->srqn, err);
 	/* ib_core checked that no QP uses it and cannot keep it. */
-	qhca_srq_release(dev, srq, !err);
+	qhca_srq_release(dev, srq, qhca_destroyed(dev, err, "DESTROY_SRQ",
+						  srq->srqn));
 	return 0;
 }
 

@@ -37,6 +37,9 @@ static const struct rdma_stat_desc qhca_counter_descs[] = {
 	[QHCA_CNT_RX_DROPS].name = "rx_drops",
 	[QHCA_CNT_QKEY_VIOLATIONS].name = "qkey_violations",
 	[QHCA_CNT_SRQ_WQES].name = "srq_wqes",
+	[QHCA_CNT_LINK_DOWNED].name = "link_downed",
+	[QHCA_CNT_WIRE_DROPS].name = "wire_drops",
+	[QHCA_CNT_FAULTS_INJECTED].name = "faults_injected",
 };
 
 static_assert(ARRAY_SIZE(qhca_counter_descs) == QHCA_CNT_NUM);

@@ -72,9 +72,7 @@ void qhca_kuar_put(struct qhca_dev *dev)
 	iounmap(kuar->db);
 	kuar->db = NULL;
 	err = qhca_cmd_dealloc_uar(dev, kuar->index);
-	if (err)
-		ibdev_warn(&dev->ibdev, "DEALLOC_UAR %u failed: %d\n",
-			   kuar->index, err);
+	qhca_destroyed(dev, err, "DEALLOC_UAR", kuar->index);
 out_unlock:
 	mutex_unlock(&kuar->lock);
 }

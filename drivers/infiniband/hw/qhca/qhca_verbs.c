@@ -297,9 +297,7 @@ static int qhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	 * keeps the number, which QUERY_STATS shows.
 	 */
 	err = qhca_cmd_dealloc_pd(dev, pd->pdn);
-	if (err)
-		ibdev_warn(&dev->ibdev, "DEALLOC_PD %u failed: %d\n", pd->pdn,
-			   err);
+	qhca_destroyed(dev, err, "DEALLOC_PD", pd->pdn);
 	return 0;
 }
 
@@ -329,6 +327,8 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.destroy_qp = qhca_destroy_qp,
 	.destroy_srq = qhca_destroy_srq,
 	.disassociate_ucontext = qhca_disassociate_ucontext,
+	.fill_res_cq_entry = qhca_fill_res_cq_entry,
+	.fill_res_srq_entry = qhca_fill_res_srq_entry,
 	.get_dev_fw_str = qhca_get_dev_fw_str,
 	.get_dma_mr = qhca_get_dma_mr,
 	.get_hw_stats = qhca_get_hw_stats,
@@ -379,11 +379,15 @@ int qhca_ib_register(struct qhca_dev *dev)
 		return err;
 	/* Pairs with the acquire in qhca_eq_dispatch(). */
 	smp_store_release(&dev->registered, true);
+	/* Named as the registered device is. */
+	qhca_debugfs_add_dev(dev);
 	return 0;
 }
 
 void qhca_ib_unregister(struct qhca_dev *dev)
 {
+	/* Waits for a write to the inject file that is under way. */
+	qhca_debugfs_remove_dev(dev);
 	/* No event may reach ib_core once it starts tearing the device down. */
 	smp_store_release(&dev->registered, false);
 	qhca_eqs_sync(dev);

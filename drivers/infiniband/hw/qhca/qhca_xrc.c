@@ -34,9 +34,7 @@ int qhca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 
 	/* As DEALLOC_PD: ib_core cannot keep what it asked to free. */
 	err = qhca_cmd_dealloc_xrcd(dev, xrcd->xrcdn);
-	if (err)
-		ibdev_warn(&dev->ibdev, "DEALLOC_XRCD %u failed: %d\n",
-			   xrcd->xrcdn, err);
+	qhca_destroyed(dev, err, "DEALLOC_XRCD", xrcd->xrcdn);
 	return 0;
 }
 
