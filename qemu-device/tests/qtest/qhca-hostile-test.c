@@ -1363,6 +1363,67 @@ static void test_busy_latency(void)
     qhca_stop(p.t);
 }
 
+/*
+ * An XRC INI QP has an SQ like any other QP: its depth, stride and ring
+ * alignment are checked as for RC.  Found by qhca-fuzz on the ASan build
+ * (seeds 23 and 146): CREATE_QP of an INI QP with sq_depth_log2 184 made
+ * qhca_qp_create() shift 1ull by 192 (UBSan) to size the ring it checks.
+ */
+static void test_xrc_ini_sq(void)
+{
+    static const struct {
+        uint8_t depth, stride;
+        uint64_t misalign;
+    } bad[] = {
+        { 0, 8, 0 }, { 16, 8, 0 }, { 60, 8, 0 }, { 184, 8, 0 },
+        { 255, 255, 0 }, { 4, 0, 0 }, { 4, 5, 0 }, { 4, 11, 0 },
+        { 4, 200, 0 }, { 4, 8, 8 },
+    };
+    QhcaTest *t = qhca_start(NULL);
+    uint64_t sq = guest_alloc(&t->alloc, 1u << 12);
+    Hx h;
+    HxCq cq;
+    uint32_t qpn;
+    unsigned i;
+
+    hx_setup(&h, t);
+    g_assert_cmpuint(hx_create_cq(&h, &cq, 4), ==, QHCA_AQ_SUCCESS);
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        struct qhca_cmd_create_qp c = {
+            .sq_addr = cpu_to_le64(sq + bad[i].misalign),
+            .pdn = cpu_to_le32(h.pdn),
+            .uar = cpu_to_le32(h.uar),
+            .send_cqn = cpu_to_le16(cq.cqn),
+            .type = QHCA_QPT_XRC_INI,
+            .sq_depth_log2 = bad[i].depth,
+            .sq_stride_log2 = bad[i].stride,
+        };
+
+        g_test_message("depth_log2 %u stride_log2 %u ring + %" PRIu64,
+                       bad[i].depth, bad[i].stride, bad[i].misalign);
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn),
+                         ==, QHCA_AQ_BAD_PARAM);
+        qt_assert_alive(t);
+    }
+    /* The same command with an SQ in range is an INI QP. */
+    {
+        struct qhca_cmd_create_qp c = {
+            .sq_addr = cpu_to_le64(sq),
+            .pdn = cpu_to_le32(h.pdn),
+            .uar = cpu_to_le32(h.uar),
+            .send_cqn = cpu_to_le16(cq.cqn),
+            .type = QHCA_QPT_XRC_INI,
+            .sq_depth_log2 = 4,
+            .sq_stride_log2 = 8,
+        };
+
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn),
+                         ==, QHCA_AQ_SUCCESS);
+    }
+    qt_assert_alive(t);
+    qhca_stop(t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1391,6 +1452,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/hostile/srq", test_srq);
     qtest_add_func("/qhca/hostile/reset-busy", test_reset_busy);
     qtest_add_func("/qhca/hostile/busy-latency", test_busy_latency);
+    qtest_add_func("/qhca/hostile/xrc-ini-sq", test_xrc_ini_sq);
 
     return g_test_run();
 }

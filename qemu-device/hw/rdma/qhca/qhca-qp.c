@@ -145,9 +145,17 @@ static const char *qhca_qp_check_params(QhcaState *s,
         return "QP type not supported";
     }
     if (p->type == QHCA_QPT_XRC_INI || p->type == QHCA_QPT_XRC_TGT) {
-        return qhca_xrc_check_qp(p);
-    }
-    if (p->flags & QHCA_QP_F_SRQ) {
+        const char *why = qhca_xrc_check_qp(p);
+
+        /*
+         * A TGT QP has no rings at all; an INI QP has no receive side
+         * but its SQ is checked as any other (the fuzzer found an INI SQ
+         * of depth 2^184 taken unchecked).
+         */
+        if (why || p->type == QHCA_QPT_XRC_TGT) {
+            return why;
+        }
+    } else if (p->flags & QHCA_QP_F_SRQ) {
         /* Receives come from the SRQ: the QP has no RQ. */
         if (p->rq_addr || p->rq_depth_log2 || p->rq_stride_log2) {
             return "RQ given for a QP on an SRQ";
