@@ -30,10 +30,7 @@ typedef struct Dp {
     QhcaTest *t;
     uint32_t uar;
     uint32_t pdn;
-    uint32_t eqn;
-    uint64_t eq;
-    uint32_t eq_entries;
-    uint32_t eq_head;
+    QhcaEq eq;
 } Dp;
 
 typedef struct DpMr {
@@ -43,14 +40,6 @@ typedef struct DpMr {
     uint64_t pages[DP_MAX_PAGES];
     uint32_t key;               /* lkey and rkey */
 } DpMr;
-
-typedef struct DpCq {
-    uint32_t cqn;
-    uint64_t ring;
-    uint64_t dbrec;
-    uint32_t entries;
-    uint32_t ci;
-} DpCq;
 
 typedef struct DpQp {
     uint32_t qpn;
@@ -71,19 +60,8 @@ typedef struct DpQp {
 static Dp *dp_start(const char *props)
 {
     Dp *dp = g_new0(Dp, 1);
-    QhcaTest *t = qhca_start(props);
 
-    dp->t = t;
-    qt_enable(t, 5);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &dp->uar), ==,
-                     QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &dp->pdn), ==,
-                     QHCA_AQ_SUCCESS);
-    dp->eq_entries = 64;
-    dp->eq = guest_alloc(&t->alloc, dp->eq_entries * sizeof(struct qhca_eqe));
-    qtest_memset(t->qts, dp->eq, 0, dp->eq_entries * sizeof(struct qhca_eqe));
-    g_assert_cmpuint(qt_create_eq(t, dp->eq, 6, 2, DP_EVENTS, &dp->eqn), ==,
-                     QHCA_AQ_SUCCESS);
+    dp->t = qt_start_dp(props, &dp->uar, &dp->pdn, &dp->eq, DP_EVENTS);
     return dp;
 }
 
@@ -94,45 +72,12 @@ static void dp_stop(Dp *dp)
     g_free(dp);
 }
 
-static bool dp_wait(bool (*ready)(void *), void *opaque)
-{
-    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
-
-    while (!ready(opaque)) {
-        if (g_get_monotonic_time() > end) {
-            return false;
-        }
-        g_usleep(100);
-    }
-    return true;
-}
-
 /* The next event on the test's EQ, or type 0 if none comes. */
-typedef struct DpEqPoll {
-    Dp *dp;
-} DpEqPoll;
-
-static bool dp_eqe_ready(void *opaque)
-{
-    Dp *dp = opaque;
-    uint32_t slot = dp->eq_head % dp->eq_entries;
-    uint8_t phase = ((dp->eq_head / dp->eq_entries) & 1) ^ 1;
-    struct qhca_eqe e = qt_read_eqe(dp->t, dp->eq, slot);
-
-    return (e.flags & QHCA_EQE_FLAGS_PHASE) == phase;
-}
-
 static struct qhca_eqe dp_event(Dp *dp, bool wait)
 {
     struct qhca_eqe e = { 0 };
 
-    if (wait ? dp_wait(dp_eqe_ready, dp) : dp_eqe_ready(dp)) {
-        e = qt_read_eqe(dp->t, dp->eq, dp->eq_head % dp->eq_entries);
-        dp->eq_head++;
-        qt_wr(dp->t, QHCA_REG_EQ_DB,
-              QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, dp->eqn) |
-              (dp->eq_head % dp->eq_entries));
-    }
+    qt_eq_next(dp->t, &dp->eq, wait, &e);
     return e;
 }
 
@@ -272,75 +217,19 @@ static uint8_t dp_create_cq_cmd(Dp *dp, struct qhca_cmd_create_cq *c,
     return qt_cmd(dp->t, QHCA_CMD_CREATE_CQ, c, sizeof(*c), cqn);
 }
 
-static DpCq *dp_cq(Dp *dp, uint8_t depth_log2)
+static QhcaCq *dp_cq(Dp *dp, uint8_t depth_log2)
 {
-    DpCq *cq = g_new0(DpCq, 1);
-    struct qhca_cmd_create_cq c = { 0 };
+    QhcaCq *cq = g_new0(QhcaCq, 1);
 
-    cq->entries = 1u << depth_log2;
-    cq->ring = guest_alloc(&dp->t->alloc,
-                           cq->entries * sizeof(struct qhca_cqe));
-    cq->dbrec = guest_alloc(&dp->t->alloc, 64);
-    qtest_memset(dp->t->qts, cq->ring, 0,
-                 cq->entries * sizeof(struct qhca_cqe));
-    qtest_memset(dp->t->qts, cq->dbrec, 0, 4);
-    c.ring_addr = cpu_to_le64(cq->ring);
-    c.dbrec_addr = cpu_to_le64(cq->dbrec);
-    c.eqn = cpu_to_le32(dp->eqn);
-    c.uar = cpu_to_le32(dp->uar);
-    c.depth_log2 = depth_log2;
-    g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &cq->cqn), ==,
-                     QHCA_AQ_SUCCESS);
+    qt_cq_init(dp->t, cq, depth_log2, dp->eq.eqn, dp->uar);
     return cq;
 }
 
-typedef struct DpCqPoll {
-    Dp *dp;
-    DpCq *cq;
-} DpCqPoll;
-
-static bool dp_cqe_ready(void *opaque)
-{
-    DpCqPoll *p = opaque;
-    DpCq *cq = p->cq;
-    uint64_t slot = cq->ring + (cq->ci & (cq->entries - 1)) * sizeof(struct qhca_cqe);
-    uint8_t phase = ((cq->ci / cq->entries) & 1) ^ 1;
-    uint8_t owner = qtest_readb(p->dp->t->qts,
-                                slot + offsetof(struct qhca_cqe, owner));
-
-    return (owner & QHCA_CQE_OWNER_PHASE) == phase;
-}
-
-/* Take the next CQE; false if none came. */
-static bool dp_poll(Dp *dp, DpCq *cq, struct qhca_cqe *cqe, bool wait)
-{
-    DpCqPoll p = { dp, cq };
-    uint32_t rec;
-
-    if (!(wait ? dp_wait(dp_cqe_ready, &p) : dp_cqe_ready(&p))) {
-        return false;
-    }
-    qtest_memread(dp->t->qts, cq->ring + (cq->ci & (cq->entries - 1)) *
-                  sizeof(*cqe), cqe, sizeof(*cqe));
-    cq->ci++;
-    rec = cpu_to_le32(cq->ci);
-    qtest_memwrite(dp->t->qts, cq->dbrec, &rec, sizeof(rec));
-    return true;
-}
-
-static struct qhca_cqe dp_cqe(Dp *dp, DpCq *cq)
-{
-    struct qhca_cqe cqe;
-
-    g_assert(dp_poll(dp, cq, &cqe, true));
-    return cqe;
-}
-
 /* A CQE for @qpn's WQE @idx with @status and @opcode. */
-static struct qhca_cqe dp_expect(Dp *dp, DpCq *cq, DpQp *qp, uint16_t idx,
+static struct qhca_cqe dp_expect(Dp *dp, QhcaCq *cq, DpQp *qp, uint16_t idx,
                                  uint8_t opcode, uint8_t status)
 {
-    struct qhca_cqe cqe = dp_cqe(dp, cq);
+    struct qhca_cqe cqe = qt_cq_take(dp->t, cq);
 
     g_assert_cmpuint(cqe.status, ==, status);
     g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp->qpn);
@@ -349,30 +238,16 @@ static struct qhca_cqe dp_expect(Dp *dp, DpCq *cq, DpQp *qp, uint16_t idx,
     return cqe;
 }
 
-/* No further CQE turns up, given some time. */
-static void dp_no_cqe(Dp *dp, DpCq *cq)
+static void dp_arm(Dp *dp, QhcaCq *cq, bool sol)
 {
-    DpCqPoll p = { dp, cq };
-    int i;
-
-    for (i = 0; i < 20; i++) {
-        g_assert(!dp_cqe_ready(&p));
-        g_usleep(1000);
-    }
-}
-
-static void dp_arm(Dp *dp, DpCq *cq, bool sol)
-{
-    qpci_io_writel(dp->t->dev, dp->t->bar2,
-                   dp->uar * QHCA_DB_PAGE_SIZE +
-                   (sol ? QHCA_DB_CQ_ARM_SOL : QHCA_DB_CQ_ARM),
-                   cq->cqn << 16 | (cq->ci & 0xffff));
+    qt_db(dp->t, dp->uar, sol ? QHCA_DB_CQ_ARM_SOL : QHCA_DB_CQ_ARM,
+          cq->cqn, cq->ci);
 }
 
 /* ------------------------------------------------------------------ */
 /* Queue pairs                                                         */
 
-static struct qhca_cmd_create_qp dp_qp_params(Dp *dp, DpCq *scq, DpCq *rcq,
+static struct qhca_cmd_create_qp dp_qp_params(Dp *dp, QhcaCq *scq, QhcaCq *rcq,
                                               uint8_t sq_log2,
                                               uint8_t sq_stride_log2,
                                               uint8_t rq_log2,
@@ -406,7 +281,7 @@ static uint8_t dp_create_qp_cmd(Dp *dp, struct qhca_cmd_create_qp *c,
     return qt_cmd(dp->t, QHCA_CMD_CREATE_QP, c, sizeof(*c), qpn);
 }
 
-static DpQp *dp_qp_flags(Dp *dp, DpCq *scq, DpCq *rcq, uint8_t flags)
+static DpQp *dp_qp_flags(Dp *dp, QhcaCq *scq, QhcaCq *rcq, uint8_t flags)
 {
     DpQp *qp = g_new0(DpQp, 1);
     struct qhca_cmd_create_qp c = dp_qp_params(dp, scq, rcq, 4, 8, 4, 6);
@@ -424,14 +299,9 @@ static DpQp *dp_qp_flags(Dp *dp, DpCq *scq, DpCq *rcq, uint8_t flags)
     return qp;
 }
 
-static DpQp *dp_qp(Dp *dp, DpCq *scq, DpCq *rcq)
+static DpQp *dp_qp(Dp *dp, QhcaCq *scq, QhcaCq *rcq)
 {
     return dp_qp_flags(dp, scq, rcq, 0);
-}
-
-static uint8_t dp_modify(Dp *dp, struct qhca_cmd_modify_qp *m)
-{
-    return qt_cmd(dp->t, QHCA_CMD_MODIFY_QP, m, sizeof(*m), NULL);
 }
 
 static uint8_t dp_to_state(Dp *dp, DpQp *qp, uint8_t state, uint32_t mask)
@@ -442,22 +312,12 @@ static uint8_t dp_to_state(Dp *dp, DpQp *qp, uint8_t state, uint32_t mask)
         .state = state,
     };
 
-    return dp_modify(dp, &m);
-}
-
-static struct qhca_qp_attr dp_query_qp(Dp *dp, DpQp *qp)
-{
-    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qp->qpn) };
-    struct qhca_qp_attr a;
-
-    g_assert_cmpuint(qt_query(dp->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
-                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
-    return a;
+    return qt_modify_qp(dp->t, &m);
 }
 
 static uint8_t dp_state(Dp *dp, DpQp *qp)
 {
-    return dp_query_qp(dp, qp).state;
+    return qt_query_qp(dp->t, qp->qpn).state;
 }
 
 /* The attributes of a connection to @dest. */
@@ -485,45 +345,22 @@ static const DpPath dp_default_path = {
 /* RESET -> INIT -> RTR -> RTS towards @dest. */
 static void dp_connect_path(Dp *dp, DpQp *qp, DpQp *dest, const DpPath *p)
 {
-    struct qhca_cmd_modify_qp m = {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_ACCESS),
-        .state = QHCA_QPS_INIT,
+    const QhcaPath path = {
+        .rc = true,
+        .dlid = p->dlid,
+        .mtu = p->mtu,
         .access = p->access,
-    };
-
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
-    m = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
-                                 QHCA_QP_ATTR_DEST_QPN |
-                                 QHCA_QP_ATTR_RQ_PSN |
-                                 QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                                 QHCA_QP_ATTR_MIN_RNR_TIMER),
-        .state = QHCA_QPS_RTR,
-        .dlid = cpu_to_le16(p->dlid),
-        .path_mtu = p->mtu,
-        .dest_qpn = cpu_to_le32(dest->qpn),
-        .rq_psn = cpu_to_le32(0x1000 + dest->qpn),
+        .rq_psn = 0x1000 + dest->qpn,
+        .sq_psn = 0x1000 + qp->qpn,
         .max_dest_rd_atomic = 4,
         .min_rnr_timer = p->min_rnr_timer,
-    };
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
-    m = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
-                                 QHCA_QP_ATTR_TIMEOUT |
-                                 QHCA_QP_ATTR_RETRY_CNT |
-                                 QHCA_QP_ATTR_RNR_RETRY |
-                                 QHCA_QP_ATTR_MAX_RD_ATOMIC),
-        .state = QHCA_QPS_RTS,
-        .sq_psn = cpu_to_le32(0x1000 + qp->qpn),
         .timeout = p->timeout,
         .retry_cnt = p->retry_cnt,
         .rnr_retry = p->rnr_retry,
         .max_rd_atomic = 4,
     };
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
+
+    qt_connect(dp->t, qp->qpn, dest->qpn, &path);
     g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_RTS);
 }
 
@@ -541,11 +378,7 @@ static uint16_t dp_post_send(Dp *dp, DpQp *qp, struct qhca_sq_wqe *w,
     uint16_t idx = qp->sq_pi++;
     uint64_t slot = qp->sq + (idx & (qp->sq_entries - 1)) * qp->sq_stride;
 
-    qtest_memwrite(dp->t->qts, slot, w, sizeof(*w));
-    if (nsge) {
-        qtest_memwrite(dp->t->qts, slot + sizeof(*w), sge,
-                       nsge * sizeof(*sge));
-    }
+    qt_write_wqe(dp->t, slot, w, sizeof(*w), sge, nsge);
     if (inl_len) {
         qtest_memwrite(dp->t->qts, slot + sizeof(*w), inl, inl_len);
     }
@@ -554,9 +387,7 @@ static uint16_t dp_post_send(Dp *dp, DpQp *qp, struct qhca_sq_wqe *w,
 
 static void dp_ring_sq(Dp *dp, DpQp *qp)
 {
-    qpci_io_writel(dp->t->dev, dp->t->bar2,
-                   qp->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ,
-                   qp->qpn << 16 | qp->sq_pi);
+    qt_db(dp->t, qp->uar, QHCA_DB_SQ, qp->qpn, qp->sq_pi);
 }
 
 static uint16_t dp_post_recv(Dp *dp, DpQp *qp, uint64_t wr_id,
@@ -564,19 +395,9 @@ static uint16_t dp_post_recv(Dp *dp, DpQp *qp, uint64_t wr_id,
 {
     uint16_t idx = qp->rq_pi++;
     uint64_t slot = qp->rq + (idx & (qp->rq_entries - 1)) * qp->rq_stride;
-    struct qhca_rq_wqe w = {
-        .wr_id = cpu_to_le64(wr_id),
-        .num_sge = nsge,
-    };
 
-    qtest_memwrite(dp->t->qts, slot, &w, sizeof(w));
-    if (nsge) {
-        qtest_memwrite(dp->t->qts, slot + sizeof(w), sge,
-                       nsge * sizeof(*sge));
-    }
-    qpci_io_writel(dp->t->dev, dp->t->bar2,
-                   qp->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_RQ,
-                   qp->qpn << 16 | qp->rq_pi);
+    qt_write_rwqe(dp->t, slot, wr_id, sge, nsge);
+    qt_db(dp->t, qp->uar, QHCA_DB_RQ, qp->qpn, qp->rq_pi);
     return idx;
 }
 
@@ -600,18 +421,11 @@ static struct qhca_sq_wqe dp_wqe(uint64_t wr_id, uint8_t opcode,
     };
 }
 
-static struct qhca_counters dp_counters(Dp *dp)
+/* Aim the RDMA or atomic WQE @w at offset @off of @mr. */
+static void dp_remote(struct qhca_sq_wqe *w, DpMr *mr, uint64_t off)
 {
-    struct qhca_counters c;
-
-    g_assert_cmpuint(qt_query(dp->t, QHCA_CMD_QUERY_COUNTERS, NULL, 0, &c,
-                              sizeof(c)), ==, QHCA_AQ_SUCCESS);
-    return c;
-}
-
-static uint64_t dp_counter(Dp *dp, enum qhca_counter i)
-{
-    return le64_to_cpu(dp_counters(dp).cnt[i]);
+    w->remote_addr = cpu_to_le64(mr->iova + off);
+    w->rkey = cpu_to_le32(mr->key);
 }
 
 /*
@@ -623,11 +437,11 @@ static void dp_wait_counter(Dp *dp, enum qhca_counter i, uint64_t value)
 {
     gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
 
-    while (dp_counter(dp, i) < value) {
+    while (qt_counter(dp->t, i) < value) {
         g_assert(g_get_monotonic_time() < end);
         g_usleep(1000);
     }
-    g_assert_cmpuint(dp_counter(dp, i), ==, value);
+    g_assert_cmpuint(qt_counter(dp->t, i), ==, value);
 }
 
 static void dp_assert_dp_objects(Dp *dp, uint32_t cqs, uint32_t qps,
@@ -817,7 +631,7 @@ static void test_cq(void)
     struct qhca_cmd_create_cq good = {
         .ring_addr = cpu_to_le64(ring),
         .dbrec_addr = cpu_to_le64(rec),
-        .eqn = cpu_to_le32(dp->eqn),
+        .eqn = cpu_to_le32(dp->eq.eqn),
         .uar = cpu_to_le32(dp->uar),
         .depth_log2 = 8,
     }, c;
@@ -846,7 +660,7 @@ static void test_cq(void)
     c.rsvd1 = cpu_to_le64(1);
     g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
     c = good;
-    c.eqn = cpu_to_le32(dp->eqn + 1);
+    c.eqn = cpu_to_le32(dp->eq.eqn + 1);
     g_assert_cmpuint(dp_create_cq_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_HANDLE);
     c = good;
     c.uar = cpu_to_le32(dp->uar + 1);
@@ -890,7 +704,7 @@ static void test_qp_create(void)
 {
     Dp *dp = dp_start(",max-qps=2,max-qp-wr=256");
     QhcaTest *t = dp->t;
-    DpCq *cq = dp_cq(dp, 4);
+    QhcaCq *cq = dp_cq(dp, 4);
     struct qhca_cmd_create_qp good = dp_qp_params(dp, cq, cq, 8, 10, 8, 10);
     struct qhca_cmd_create_qp c;
     uint32_t qpn, qpn2, other;
@@ -981,7 +795,7 @@ static void test_qp_create(void)
 static void test_qp_states(void)
 {
     Dp *dp = dp_start(NULL);
-    DpCq *cq = dp_cq(dp, 4);
+    QhcaCq *cq = dp_cq(dp, 4);
     DpQp *qp = dp_qp(dp, cq, cq);
     DpQp *peer = dp_qp(dp, cq, cq);
     struct qhca_cmd_modify_qp m;
@@ -991,7 +805,7 @@ static void test_qp_states(void)
                         QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
                         QHCA_QP_ATTR_MIN_RNR_TIMER;
 
-    a = dp_query_qp(dp, qp);
+    a = qt_query_qp(dp->t, qp->qpn);
     g_assert_cmpuint(a.state, ==, QHCA_QPS_RESET);
     g_assert_cmpuint(le32_to_cpu(a.qpn), ==, qp->qpn);
     g_assert_cmpuint(a.type, ==, QHCA_QPT_RC);
@@ -1026,32 +840,32 @@ static void test_qp_states(void)
         .max_dest_rd_atomic = 4,
         .min_rnr_timer = 12,
     };
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.path_mtu = 5;
     m.max_dest_rd_atomic = 17;
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.max_dest_rd_atomic = 4;
     m.rq_psn = cpu_to_le32(0x1000000);
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.rq_psn = cpu_to_le32(0x123456);
     m.min_rnr_timer = 32;
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.min_rnr_timer = 12;
     m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask |
                               QHCA_QP_ATTR_SQ_PSN);
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | (rtr_mask &
                                                      ~QHCA_QP_ATTR_RQ_PSN));
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask | 0x1000);
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask);
     m.rsvd = 1;
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.rsvd = 0;
     g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_INIT);
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
-    a = dp_query_qp(dp, qp);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_SUCCESS);
+    a = qt_query_qp(dp->t, qp->qpn);
     g_assert_cmpuint(a.state, ==, QHCA_QPS_RTR);
     g_assert_cmphex(le32_to_cpu(a.rq_psn), ==, 0x123456);
     g_assert_cmpuint(le32_to_cpu(a.dest_qpn), ==, peer->qpn);
@@ -1078,13 +892,13 @@ static void test_qp_states(void)
         .rnr_retry = 7,
         .max_rd_atomic = 1,
     };
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.retry_cnt = 7;
     m.timeout = 32;
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.timeout = 14;
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
-    a = dp_query_qp(dp, qp);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_SUCCESS);
+    a = qt_query_qp(dp->t, qp->qpn);
     g_assert_cmpuint(a.state, ==, QHCA_QPS_RTS);
     g_assert_cmphex(le32_to_cpu(a.sq_psn), ==, 0xfffffe);
     g_assert_cmpuint(a.timeout, ==, 14);
@@ -1118,7 +932,7 @@ static void test_qp_states(void)
                      QHCA_AQ_BAD_STATE);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RESET, 0), ==,
                      QHCA_AQ_SUCCESS);
-    a = dp_query_qp(dp, qp);
+    a = qt_query_qp(dp->t, qp->qpn);
     g_assert_cmpuint(a.state, ==, QHCA_QPS_RESET);
     g_assert_cmpuint(le32_to_cpu(a.sq_psn), ==, 0);
 
@@ -1128,14 +942,14 @@ static void test_qp_states(void)
         .attr_mask = cpu_to_le32(QHCA_QP_ATTR_ACCESS),
         .access = QHCA_ACCESS_REMOTE_WRITE,
     };
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(dp_query_qp(dp, qp).access, ==,
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_query_qp(dp->t, qp->qpn).access, ==,
                      QHCA_ACCESS_REMOTE_WRITE);
     m.qpn = cpu_to_le32(99);
-    g_assert_cmpuint(dp_modify(dp, &m), ==, QHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_HANDLE);
 
     g_free(qp);
     g_free(peer);
@@ -1148,8 +962,8 @@ static void test_qp_states(void)
 
 typedef struct DpPair {
     Dp *dp;
-    DpCq *cq_a;                 /* A's sends and receives */
-    DpCq *cq_b;
+    QhcaCq *cq_a;               /* A's sends and receives */
+    QhcaCq *cq_b;
     DpQp *a;
     DpQp *b;
 } DpPair;
@@ -1194,8 +1008,7 @@ static void test_write(void)
     struct qhca_cqe cqe;
     uint16_t idx;
 
-    w.remote_addr = cpu_to_le64(dst->iova + 1000);
-    w.rkey = cpu_to_le32(dst->key);
+    dp_remote(&w, dst, 1000);
     idx = dp_post_send(dp, p.a, &w, sge, 2, NULL, 0);
     dp_ring_sq(dp, p.a);
     cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_WRITE,
@@ -1207,15 +1020,15 @@ static void test_write(void)
     dp_mr_check(dp, dst, 1000, data, 3000);
     dp_mr_check(dp, dst, 4000, data + 5000, 7000);
     dp_mr_check(dp, dst, 11000, before + 11000, 1000);
-    dp_no_cqe(dp, p.cq_b);
+    qt_cq_assert_empty(dp->t, p.cq_b);
 
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 1);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_CQES), ==, 1);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_TX_BYTES), ==, 10000);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RX_BYTES), ==, 10000);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_SQ_WQES), ==, 1);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_CQES), ==, 1);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_TX_BYTES), ==, 10000);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_RX_BYTES), ==, 10000);
     /* 10 data packets, at least one ACK. */
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_TX_PACKETS), >=, 11);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_DOORBELLS), >=, 1);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_TX_PACKETS), >=, 11);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_DOORBELLS), >=, 1);
     g_assert_cmpuint(dp_state(dp, p.a), ==, QHCA_QPS_RTS);
     g_free(src);
     g_free(dst);
@@ -1277,11 +1090,11 @@ static void test_send(void)
     /* One CQE for both send WQEs: the signaled one. */
     cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 4);
-    dp_no_cqe(dp, p.cq_a);
+    qt_cq_assert_empty(dp->t, p.cq_a);
     dp_mr_check(dp, dst, 0, (const uint8_t *)inl, sizeof(inl));
 
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RQ_WQES), ==, 3);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 3);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_RQ_WQES), ==, 3);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_SQ_WQES), ==, 3);
     g_free(src);
     g_free(dst);
     dp_pair_free(&p);
@@ -1291,7 +1104,7 @@ static void test_send(void)
 static void test_write_imm(void)
 {
     Dp *dp = dp_start(NULL);
-    DpCq *cq = dp_cq(dp, 6);
+    QhcaCq *cq = dp_cq(dp, 6);
     DpQp *a = dp_qp_flags(dp, cq, cq, QHCA_QP_F_SQ_SIG_ALL);
     DpQp *b = dp_qp(dp, cq, cq);
     DpMr *src = dp_mr(dp, 3000, 0);
@@ -1305,8 +1118,7 @@ static void test_write_imm(void)
 
     dp_connect(dp, a, b);
     ridx = dp_post_recv(dp, b, 8, NULL, 0);
-    w.remote_addr = cpu_to_le64(dst->iova);
-    w.rkey = cpu_to_le32(dst->key);
+    dp_remote(&w, dst, 0);
     w.imm_data = cpu_to_be32(0x12345678);
     idx = dp_post_send(dp, a, &w, &sge, 1, NULL, 0);
     dp_ring_sq(dp, a);
@@ -1359,8 +1171,7 @@ static void test_read_atomic(void)
     struct qhca_cqe cqe;
     uint16_t idx;
 
-    w.remote_addr = cpu_to_le64(remote->iova + 20);
-    w.rkey = cpu_to_le32(remote->key);
+    dp_remote(&w, remote, 20);
     idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
     dp_ring_sq(dp, p.a);
     cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_READ,
@@ -1371,8 +1182,7 @@ static void test_read_atomic(void)
     /* Compare and swap that matches, one that does not, fetch and add. */
     dp_write64(dp, remote, 4096, 0x1122334455667788ull);
     w = dp_wqe(2, QHCA_WR_ATOMIC_CMP_AND_SWP, QHCA_WQE_F_SIGNALED, 1);
-    w.remote_addr = cpu_to_le64(remote->iova + 4096);
-    w.rkey = cpu_to_le32(remote->key);
+    dp_remote(&w, remote, 4096);
     w.compare_add = cpu_to_le64(0x1122334455667788ull);
     w.swap = cpu_to_le64(0xaaaabbbbccccddddull);
     idx = dp_post_send(dp, p.a, &w, &res, 1, NULL, 0);
@@ -1387,8 +1197,7 @@ static void test_read_atomic(void)
     idx = dp_post_send(dp, p.a, &w, &res, 1, NULL, 0);
     w = dp_wqe(4, QHCA_WR_ATOMIC_FETCH_AND_ADD,
                QHCA_WQE_F_SIGNALED | QHCA_WQE_F_FENCE, 1);
-    w.remote_addr = cpu_to_le64(remote->iova + 4096);
-    w.rkey = cpu_to_le32(remote->key);
+    dp_remote(&w, remote, 4096);
     w.compare_add = cpu_to_le64(5);
     dp_post_send(dp, p.a, &w, &res, 1, NULL, 0);
     dp_ring_sq(dp, p.a);
@@ -1423,8 +1232,7 @@ static void test_many(void)
                                           i == 14 ? QHCA_WQE_F_SIGNALED : 0,
                                           1);
 
-            w.remote_addr = cpu_to_le64(dst->iova + (n % 64) * 100);
-            w.rkey = cpu_to_le32(dst->key);
+            dp_remote(&w, dst, (n % 64) * 100);
             last = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
         }
         dp_ring_sq(dp, p.a);
@@ -1432,7 +1240,7 @@ static void test_many(void)
                   QHCA_WC_SUCCESS);
     }
     dp_mr_check(dp, dst, 0, data, 64 * 100);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 120);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_SQ_WQES), ==, 120);
     g_free(src);
     g_free(dst);
     dp_pair_free(&p);
@@ -1471,7 +1279,7 @@ static void dp_expect_wqe_error(DpPair *p, struct qhca_sq_wqe *w,
     cqe = dp_expect(dp, p->cq_a, p->a, idx + 2, QHCA_WC_SEND,
                     QHCA_WC_WR_FLUSH_ERR);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x9a);
-    dp_no_cqe(dp, p->cq_a);
+    qt_cq_assert_empty(dp->t, p->cq_a);
 }
 
 static void test_bad_wqe(void)
@@ -1537,7 +1345,7 @@ static void test_bad_lkey(void)
 
     dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_SEND,
                         QHCA_WC_LOC_PROT_ERR);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_ERR_LOC_PROT), ==, 1);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_ERR_LOC_PROT), ==, 1);
     dp_pair_free(&p);
 
     /* READ into memory that is not locally writable. */
@@ -1548,8 +1356,7 @@ static void test_bad_lkey(void)
                    QHCA_ACCESS_REMOTE_READ);
     sge = dp_sge(ro, 0, 100);
     w = dp_wqe(2, QHCA_WR_RDMA_READ, 0, 1);
-    w.remote_addr = cpu_to_le64(remote->iova);
-    w.rkey = cpu_to_le32(remote->key);
+    dp_remote(&w, remote, 0);
     dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_RDMA_READ,
                         QHCA_WC_LOC_PROT_ERR);
     g_free(ro);
@@ -1613,8 +1420,7 @@ static void test_remote_errors(void)
     struct qhca_cqe cqe;
     uint16_t ridx;
 
-    w.remote_addr = cpu_to_le64(remote->iova + 4);
-    w.rkey = cpu_to_le32(remote->key);
+    dp_remote(&w, remote, 4);
     dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_COMP_SWAP,
                         QHCA_WC_REM_INV_REQ_ERR);
     g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_ERR);
@@ -1697,17 +1503,17 @@ static void test_rnr(void)
     idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
     dp_ring_sq(dp, p.a);
     dp_wait_counter(dp, QHCA_CNT_RNR_NAKS_RCVD, 1);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RNR_NAKS_SENT), ==, 1);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_RNR_NAKS_SENT), ==, 1);
     qtest_clock_step(dp->t->qts, 1500000);
     dp_wait_counter(dp, QHCA_CNT_RNR_NAKS_RCVD, 2);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RNR_NAKS_SENT), ==, 2);
-    dp_no_cqe(dp, p.cq_a);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_RNR_NAKS_SENT), ==, 2);
+    qt_cq_assert_empty(dp->t, p.cq_a);
     dp_post_recv(dp, p.b, 2, &rsge, 1);
     qtest_clock_step(dp->t->qts, 1500000);
     dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     dp_expect(dp, p.cq_b, p.b, 0, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     dp_mr_check(dp, mr, 1000, data, 100);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_RNR_NAKS_SENT), ==, 2);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_RNR_NAKS_SENT), ==, 2);
     g_free(mr);
     dp_pair_free(&p);
 
@@ -1720,12 +1526,12 @@ static void test_rnr(void)
     idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
     dp_ring_sq(dp, p.a);
     dp_wait_counter(dp, QHCA_CNT_RNR_NAKS_RCVD, 1);
-    dp_no_cqe(dp, p.cq_a);
+    qt_cq_assert_empty(dp->t, p.cq_a);
     qtest_clock_step(dp->t->qts, 1500000);
     dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_RNR_RETRY_EXC_ERR);
     g_assert_cmpuint(dp_state(dp, p.a), ==, QHCA_QPS_ERR);
     g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_RTS);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_ERR_RNR_RETRY_EXC), ==, 1);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_ERR_RNR_RETRY_EXC), ==, 1);
     g_free(mr);
     dp_pair_free(&p);
 }
@@ -1738,7 +1544,7 @@ static void test_retry(void)
 
     for (i = 0; i < ARRAY_SIZE(why); i++) {
         Dp *dp = dp_start(NULL);
-        DpCq *cq = dp_cq(dp, 6);
+        QhcaCq *cq = dp_cq(dp, 6);
         DpQp *a = dp_qp(dp, cq, cq);
         DpQp *b = dp_qp(dp, cq, cq);
         DpMr *mr = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
@@ -1767,23 +1573,22 @@ static void test_retry(void)
             dp_connect_path(dp, b, a, &path);
         }
 
-        w.remote_addr = cpu_to_le64(mr->iova + 2000);
-        w.rkey = cpu_to_le32(mr->key);
+        dp_remote(&w, mr, 2000);
         idx = dp_post_send(dp, a, &w, &sge, 1, NULL, 0);
         dp_ring_sq(dp, a);
         /* Two retries go unanswered; the third timeout ends it. */
         dp_wait_counter(dp, QHCA_CNT_TX_PACKETS, 2);
         for (n = 0; n < 2; n++) {
-            dp_no_cqe(dp, cq);
+            qt_cq_assert_empty(dp->t, cq);
             qtest_clock_step(dp->t->qts, 5000000);
             dp_wait_counter(dp, QHCA_CNT_RETRIES, n + 1);
         }
-        dp_no_cqe(dp, cq);
+        qt_cq_assert_empty(dp->t, cq);
         qtest_clock_step(dp->t->qts, 5000000);
         dp_expect(dp, cq, a, idx, QHCA_WC_RDMA_WRITE,
                   QHCA_WC_RETRY_EXC_ERR);
         g_assert_cmpuint(dp_state(dp, a), ==, QHCA_QPS_ERR);
-        g_assert_cmpuint(dp_counter(dp, QHCA_CNT_ERR_RETRY_EXC), ==, 1);
+        g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_ERR_RETRY_EXC), ==, 1);
         g_free(a);
         g_free(b);
         g_free(cq);
@@ -1796,8 +1601,8 @@ static void test_retry(void)
 static void test_flush(void)
 {
     Dp *dp = dp_start(NULL);
-    DpCq *scq = dp_cq(dp, 6);
-    DpCq *rcq = dp_cq(dp, 6);
+    QhcaCq *scq = dp_cq(dp, 6);
+    QhcaCq *rcq = dp_cq(dp, 6);
     DpQp *qp = dp_qp(dp, scq, rcq);
     struct qhca_sq_wqe w = dp_wqe(10, QHCA_WR_SEND, 0, 0);
     struct qhca_cqe cqe;
@@ -1812,7 +1617,7 @@ static void test_flush(void)
         dp_post_send(dp, qp, &w, NULL, 0, NULL, 0);
     }
     dp_ring_sq(dp, qp);
-    dp_no_cqe(dp, scq);
+    qt_cq_assert_empty(dp->t, scq);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_ERR, 0), ==,
                      QHCA_AQ_SUCCESS);
     for (i = 0; i < 3; i++) {
@@ -1821,9 +1626,9 @@ static void test_flush(void)
         cqe = dp_expect(dp, rcq, qp, i, QHCA_WC_RECV, QHCA_WC_WR_FLUSH_ERR);
         g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 20 + i);
     }
-    dp_no_cqe(dp, scq);
-    dp_no_cqe(dp, rcq);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_ERR_WR_FLUSH), ==, 6);
+    qt_cq_assert_empty(dp->t, scq);
+    qt_cq_assert_empty(dp->t, rcq);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_ERR_WR_FLUSH), ==, 6);
 
     /* RESET forgets everything; doorbells in RESET are ignored. */
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RESET, 0), ==,
@@ -1832,15 +1637,15 @@ static void test_flush(void)
     qp->rq_pi = 0;
     dp_post_recv(dp, qp, 30, NULL, 0);
     g_assert_cmpuint(qt_rd(dp->t, QHCA_REG_ERROR), ==, 0);
-    g_assert_cmpuint(dp_query_qp(dp, qp).rq_ci, ==, 0);
+    g_assert_cmpuint(qt_query_qp(dp->t, qp->qpn).rq_ci, ==, 0);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
                      QHCA_AQ_SUCCESS);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_ERR, 0), ==,
                      QHCA_AQ_SUCCESS);
-    dp_no_cqe(dp, rcq);
+    qt_cq_assert_empty(dp->t, rcq);
     /* Destroy discards without completions. */
     dp_post_recv(dp, qp, 31, NULL, 0);
-    cqe = dp_cqe(dp, rcq);
+    cqe = qt_cq_take(dp->t, rcq);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 30);
     g_assert_cmpuint(qt_handle_cmd(dp->t, QHCA_CMD_DESTROY_QP, qp->qpn), ==,
                      QHCA_AQ_SUCCESS);
@@ -1879,10 +1684,10 @@ static void test_bad_doorbells(void)
     qpci_io_writel(t->dev, t->bar2, page + QHCA_DB_CQ_ARM,
                    p.cq_a->cqn << 16 | 5);
     g_usleep(20000);
-    dp_no_cqe(dp, p.cq_a);
+    qt_cq_assert_empty(dp->t, p.cq_a);
     st = qt_stats(t);
     g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 7);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_BAD_DOORBELLS), ==, 7);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_BAD_DOORBELLS), ==, 7);
     g_assert_cmpuint(dp_state(dp, p.a), ==, QHCA_QPS_RTS);
 
     /* The QP still works. */
@@ -1914,16 +1719,16 @@ static void test_cq_arm(void)
     dp_post_recv(dp, p.b, 2, NULL, 0);
     dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
     dp_ring_sq(dp, p.a);
-    dp_cqe(dp, p.cq_a);
-    dp_cqe(dp, p.cq_a);
+    qt_cq_take(dp->t, p.cq_a);
+    qt_cq_take(dp->t, p.cq_a);
     g_usleep(10000);
     g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
 
     /* Arming with CQEs not yet consumed fires at once. */
     dp_arm(dp, p.cq_b, false);
     dp_expect_event(dp, QHCA_EVENT_COMPLETION, p.cq_b->cqn);
-    dp_cqe(dp, p.cq_b);
-    dp_cqe(dp, p.cq_b);
+    qt_cq_take(dp->t, p.cq_b);
+    qt_cq_take(dp->t, p.cq_b);
 
     /* ARM_SOL: an unsolicited receive does not fire, a solicited one does. */
     dp_arm(dp, p.cq_b, true);
@@ -1931,7 +1736,7 @@ static void test_cq_arm(void)
     dp_post_recv(dp, p.b, 4, NULL, 0);
     dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
     dp_ring_sq(dp, p.a);
-    cqe = dp_cqe(dp, p.cq_b);
+    cqe = qt_cq_take(dp->t, p.cq_b);
     g_assert_cmpuint(cqe.flags, ==, 0);
     g_usleep(10000);
     g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
@@ -1939,9 +1744,9 @@ static void test_cq_arm(void)
     dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
     dp_ring_sq(dp, p.a);
     dp_expect_event(dp, QHCA_EVENT_COMPLETION, p.cq_b->cqn);
-    cqe = dp_cqe(dp, p.cq_b);
+    cqe = qt_cq_take(dp->t, p.cq_b);
     g_assert_cmpuint(cqe.flags, ==, QHCA_CQE_F_SOLICITED);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_COMPLETION_EVENTS), ==, 3);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_COMPLETION_EVENTS), ==, 3);
     dp_pair_free(&p);
 }
 
@@ -1949,8 +1754,8 @@ static void test_cq_arm(void)
 static void test_cq_overrun(void)
 {
     Dp *dp = dp_start(NULL);
-    DpCq *small = dp_cq(dp, 1);
-    DpCq *cq = dp_cq(dp, 6);
+    QhcaCq *small = dp_cq(dp, 1);
+    QhcaCq *cq = dp_cq(dp, 6);
     DpQp *a = dp_qp(dp, small, small);
     DpQp *b = dp_qp(dp, cq, cq);
     struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
@@ -1968,12 +1773,12 @@ static void test_cq_overrun(void)
     g_assert_cmpuint(dp_state(dp, a), ==, QHCA_QPS_ERR);
     /* The two CQEs that fit are intact. */
     for (i = 0; i < 2; i++) {
-        cqe = dp_cqe(dp, small);
+        cqe = qt_cq_take(dp->t, small);
         g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, i);
         g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
     }
-    dp_no_cqe(dp, small);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_CQ_OVERRUNS), ==, 1);
+    qt_cq_assert_empty(dp->t, small);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_CQ_OVERRUNS), ==, 1);
     g_free(a);
     g_free(b);
     g_free(small);
@@ -1992,8 +1797,7 @@ static void test_dp_reset(void)
     struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_RDMA_READ, 0, 1);
     int i;
 
-    w.remote_addr = cpu_to_le64(mr->iova);
-    w.rkey = cpu_to_le32(mr->key);
+    dp_remote(&w, mr, 0);
     for (i = 0; i < 10; i++) {
         dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
     }
@@ -2001,9 +1805,57 @@ static void test_dp_reset(void)
     qt_enable(dp->t, 5);
     qt_assert_objects(dp->t, 0, 0, 0);
     dp_assert_dp_objects(dp, 0, 0, 0);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 0);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_SQ_WQES), ==, 0);
     g_free(mr);
     dp_pair_free(&p);
+}
+
+/*
+ * What test_vm_stop and test_timestamp share: a connected pair and two
+ * 4 KiB MRs, @src filled with a pattern (@data) and @dst writable by the
+ * peer.
+ */
+typedef struct DpCopy {
+    DpPair p;
+    Dp *dp;
+    DpMr *src;
+    DpMr *dst;
+    uint8_t *data;
+} DpCopy;
+
+static DpCopy dp_copy_start(uint8_t seed)
+{
+    DpCopy c;
+
+    c.p = dp_pair(NULL);
+    c.dp = c.p.dp;
+    c.src = dp_mr(c.dp, 4096, 0);
+    c.dst = dp_mr(c.dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
+                  QHCA_ACCESS_REMOTE_WRITE);
+    c.data = dp_mr_fill(c.dp, c.src, seed);
+    return c;
+}
+
+static void dp_copy_free(DpCopy *c)
+{
+    g_free(c->data);
+    g_free(c->src);
+    g_free(c->dst);
+    dp_pair_free(&c->p);
+}
+
+/* Post a signaled RDMA WRITE of @sge to @dst + @off and ring the SQ. */
+static uint16_t dp_copy_write(DpCopy *c, uint64_t wr_id,
+                              const struct qhca_sge *sge, uint64_t off)
+{
+    struct qhca_sq_wqe w = dp_wqe(wr_id, QHCA_WR_RDMA_WRITE,
+                                  QHCA_WQE_F_SIGNALED, 1);
+    uint16_t idx;
+
+    dp_remote(&w, c->dst, off);
+    idx = dp_post_send(c->dp, c->p.a, &w, sge, 1, NULL, 0);
+    dp_ring_sq(c->dp, c->p.a);
+    return idx;
 }
 
 /*
@@ -2012,38 +1864,27 @@ static void test_dp_reset(void)
  */
 static void test_vm_stop(void)
 {
-    DpPair p = dp_pair(NULL);
-    Dp *dp = p.dp;
+    DpCopy c = dp_copy_start(11);
+    Dp *dp = c.dp;
     QTestState *qts = dp->t->qts;
-    DpMr *src = dp_mr(dp, 4096, 0);
-    DpMr *dst = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
-                      QHCA_ACCESS_REMOTE_WRITE);
-    g_autofree uint8_t *data = dp_mr_fill(dp, src, 11);
-    g_autofree uint8_t *before = dp_mr_fill(dp, dst, 12);
-    struct qhca_sge sge = dp_sge(src, 0, 4096);
-    struct qhca_sq_wqe w = dp_wqe(0x5709, QHCA_WR_RDMA_WRITE,
-                                  QHCA_WQE_F_SIGNALED, 1);
+    g_autofree uint8_t *before = dp_mr_fill(dp, c.dst, 12);
+    struct qhca_sge sge = dp_sge(c.src, 0, 4096);
     uint16_t idx;
 
-    w.remote_addr = cpu_to_le64(dst->iova);
-    w.rkey = cpu_to_le32(dst->key);
-
     qtest_qmp_assert_success(qts, "{ 'execute': 'stop' }");
-    idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    idx = dp_copy_write(&c, 0x5709, &sge, 0);
     g_usleep(50 * 1000);
-    dp_no_cqe(dp, p.cq_a);
-    dp_no_cqe(dp, p.cq_b);
-    dp_mr_check(dp, dst, 0, before, 4096);
-    g_assert_cmpuint(dp_counter(dp, QHCA_CNT_SQ_WQES), ==, 0);
+    qt_cq_assert_empty(dp->t, c.p.cq_a);
+    qt_cq_assert_empty(dp->t, c.p.cq_b);
+    dp_mr_check(dp, c.dst, 0, before, 4096);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_SQ_WQES), ==, 0);
 
     qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
-    dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
-    dp_mr_check(dp, dst, 0, data, 4096);
-    dp_no_cqe(dp, p.cq_b);
-    g_free(src);
-    g_free(dst);
-    dp_pair_free(&p);
+    dp_expect(dp, c.p.cq_a, c.p.a, idx, QHCA_WC_RDMA_WRITE,
+              QHCA_WC_SUCCESS);
+    dp_mr_check(dp, c.dst, 0, c.data, 4096);
+    qt_cq_assert_empty(dp->t, c.p.cq_b);
+    dp_copy_free(&c);
 }
 
 /*
@@ -2054,16 +1895,13 @@ static void test_vm_stop(void)
  */
 static void test_timestamp(void)
 {
-    DpPair p = dp_pair(NULL);
-    Dp *dp = p.dp;
+    DpCopy c = dp_copy_start(31);
+    Dp *dp = c.dp;
+    DpPair *p = &c.p;
     QTestState *qts = dp->t->qts;
-    DpMr *src = dp_mr(dp, 4096, 0);
-    DpMr *dst = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
-                      QHCA_ACCESS_REMOTE_WRITE);
-    g_autofree uint8_t *data = dp_mr_fill(dp, src, 31);
     struct qhca_device_attr attr;
-    struct qhca_sge sge = dp_sge(src, 0, 512);
-    struct qhca_sge rsge = dp_sge(dst, 0, 512);
+    struct qhca_sge sge = dp_sge(c.src, 0, 512);
+    struct qhca_sge rsge = dp_sge(c.dst, 0, 512);
     struct qhca_sq_wqe w;
     struct qhca_cqe cqe;
     uint64_t last = 0;
@@ -2081,13 +1919,13 @@ static void test_timestamp(void)
     /* A SEND: the receive and the send CQE both carry the clock. */
     now = qtest_clock_step(qts, 1000);
     g_assert_cmpint(now, >, 0);
-    ridx = dp_post_recv(dp, p.b, 1, &rsge, 1);
+    ridx = dp_post_recv(dp, p->b, 1, &rsge, 1);
     w = dp_wqe(2, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 1);
-    idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
-    dp_ring_sq(dp, p.a);
-    cqe = dp_expect(dp, p.cq_b, p.b, ridx, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    idx = dp_post_send(dp, p->a, &w, &sge, 1, NULL, 0);
+    dp_ring_sq(dp, p->a);
+    cqe = dp_expect(dp, p->cq_b, p->b, ridx, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
-    cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    cqe = dp_expect(dp, p->cq_a, p->a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
     last = now;
 
@@ -2095,29 +1933,20 @@ static void test_timestamp(void)
     for (i = 0; i < 4; i++) {
         now = qtest_clock_step(qts, 2500 * (i + 1));
         g_assert_cmpint(now, >, last);
-        w = dp_wqe(10 + i, QHCA_WR_RDMA_WRITE, QHCA_WQE_F_SIGNALED, 1);
-        w.remote_addr = cpu_to_le64(dst->iova + 512 * (i + 1));
-        w.rkey = cpu_to_le32(dst->key);
-        idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
-        dp_ring_sq(dp, p.a);
-        cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_WRITE,
+        idx = dp_copy_write(&c, 10 + i, &sge, 512 * (i + 1));
+        cqe = dp_expect(dp, p->cq_a, p->a, idx, QHCA_WC_RDMA_WRITE,
                         QHCA_WC_SUCCESS);
         g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
         g_assert_cmpuint(le64_to_cpu(cqe.timestamp), >=, last);
         last = le64_to_cpu(cqe.timestamp);
-        dp_mr_check(dp, dst, 512 * (i + 1), data, 512);
+        dp_mr_check(dp, c.dst, 512 * (i + 1), c.data, 512);
     }
-    g_free(src);
-    g_free(dst);
-    dp_pair_free(&p);
+    dp_copy_free(&c);
 }
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-
-    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
-        g_test_skip("q35 with qhca not available");
+    if (!qt_init(&argc, &argv)) {
         return g_test_run();
     }
 

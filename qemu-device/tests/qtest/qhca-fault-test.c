@@ -41,30 +41,14 @@
 #define FT_RETRY_TIMEOUT    10          /* 4.2 ms */
 #define FT_STEP_NS          5000000     /* more than one retry timeout */
 
-/* An event queue as the driver keeps it. */
-typedef struct FtEq {
-    uint32_t eqn;
-    uint64_t ring;
-    uint32_t entries;
-    uint32_t head;
-} FtEq;
-
 typedef struct Ft {
     QhcaTest *t;
     uint32_t uar;
     uint32_t pdn;
     uint32_t lkey;              /* a physical MR over all of RAM */
     uint64_t buf;               /* FT_BUF_SIZE bytes of guest RAM */
-    FtEq eq;                    /* every asynchronous event */
+    QhcaEq eq;                  /* every asynchronous event */
 } Ft;
-
-typedef struct FtCq {
-    uint32_t cqn;
-    uint64_t ring;
-    uint64_t dbrec;
-    uint32_t entries;
-    uint32_t ci;
-} FtCq;
 
 typedef struct FtQp {
     uint32_t qpn;
@@ -82,84 +66,29 @@ typedef struct FtSrq {
 } FtSrq;
 
 /* ------------------------------------------------------------------ */
-/* Waiting                                                             */
-
-static bool ft_wait(bool (*ready)(void *), void *opaque)
-{
-    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
-
-    while (!ready(opaque)) {
-        if (g_get_monotonic_time() > end) {
-            return false;
-        }
-        g_usleep(100);
-    }
-    return true;
-}
-
-/* ------------------------------------------------------------------ */
 /* Events                                                              */
 
-static void ft_eq_create(Ft *f, FtEq *eq, uint32_t mask)
+static void ft_eq_create(Ft *f, QhcaEq *eq, uint32_t mask)
 {
-    QhcaTest *t = f->t;
-
-    eq->entries = 1u << FT_EQ_LOG2;
-    eq->head = 0;
-    eq->ring = guest_alloc(&t->alloc, eq->entries * sizeof(struct qhca_eqe));
-    qtest_memset(t->qts, eq->ring, 0, eq->entries * sizeof(struct qhca_eqe));
-    g_assert_cmpuint(qt_create_eq(t, eq->ring, FT_EQ_LOG2, 1, mask,
-                                  &eq->eqn), ==, QHCA_AQ_SUCCESS);
+    qt_eq_init(f->t, eq, FT_EQ_LOG2, 1, mask);
 }
 
-typedef struct FtEqPoll {
-    Ft *f;
-    FtEq *eq;
-} FtEqPoll;
-
-static bool ft_eqe_ready(void *opaque)
+static void ft_eq_expect(Ft *f, QhcaEq *eq, uint8_t type, uint32_t data)
 {
-    FtEqPoll *p = opaque;
-    FtEq *eq = p->eq;
-    uint8_t phase = ((eq->head / eq->entries) & 1) ^ 1;
-    struct qhca_eqe e = qt_read_eqe(p->f->t, eq->ring,
-                                    eq->head % eq->entries);
-
-    return (e.flags & QHCA_EQE_FLAGS_PHASE) == phase;
-}
-
-/* The next event of @eq, or type 0 if none comes. */
-static struct qhca_eqe ft_eq_event(Ft *f, FtEq *eq, bool wait)
-{
-    FtEqPoll p = { f, eq };
     struct qhca_eqe e = { 0 };
 
-    if (wait ? ft_wait(ft_eqe_ready, &p) : ft_eqe_ready(&p)) {
-        e = qt_read_eqe(f->t, eq->ring, eq->head % eq->entries);
-        eq->head++;
-        qt_wr(f->t, QHCA_REG_EQ_DB,
-              QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, eq->eqn) |
-              (eq->head % eq->entries));
-    }
-    return e;
-}
-
-static void ft_eq_expect(Ft *f, FtEq *eq, uint8_t type, uint32_t data)
-{
-    struct qhca_eqe e = ft_eq_event(f, eq, true);
-
+    qt_eq_next(f->t, eq, true, &e);
     g_assert_cmpuint(e.type, ==, type);
     g_assert_cmpuint(le32_to_cpu(e.data), ==, data);
 }
 
 /* Nothing more arrives on @eq, given some time. */
-static void ft_eq_quiet(Ft *f, FtEq *eq)
+static void ft_eq_quiet(Ft *f, QhcaEq *eq)
 {
-    FtEqPoll p = { f, eq };
     int i;
 
     for (i = 0; i < 20; i++) {
-        g_assert(!ft_eqe_ready(&p));
+        g_assert(!qt_eqe_ready(f->t, eq));
         g_usleep(1000);
     }
 }
@@ -177,32 +106,13 @@ static void ft_no_event(Ft *f)
 /* ------------------------------------------------------------------ */
 /* Setup                                                               */
 
-static struct qhca_stats ft_stats(Ft *f)
-{
-    return qt_stats(f->t);
-}
-
-static struct qhca_counters ft_counters(Ft *f)
-{
-    struct qhca_counters c;
-
-    g_assert_cmpuint(qt_query(f->t, QHCA_CMD_QUERY_COUNTERS, NULL, 0, &c,
-                              sizeof(c)), ==, QHCA_AQ_SUCCESS);
-    return c;
-}
-
-static uint64_t ft_counter(Ft *f, enum qhca_counter i)
-{
-    return le64_to_cpu(ft_counters(f).cnt[i]);
-}
-
 /* Wait until counter @i is at least @value. */
 static uint64_t ft_wait_counter(Ft *f, enum qhca_counter i, uint64_t value)
 {
     gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
     uint64_t v;
 
-    while ((v = ft_counter(f, i)) < value) {
+    while ((v = qt_counter(f->t, i)) < value) {
         g_assert(g_get_monotonic_time() < end);
         g_usleep(1000);
     }
@@ -213,22 +123,9 @@ static uint64_t ft_wait_counter(Ft *f, enum qhca_counter i, uint64_t value)
 static void ft_setup(Ft *f)
 {
     QhcaTest *t = f->t;
-    struct qhca_cmd_reg_mr mr = {
-        .length = cpu_to_le64(RAM_END),
-        .access = QHCA_ACCESS_ALL,
-        .key = 0x3c,
-        .flags = QHCA_MR_F_PHYS,
-    };
-    uint32_t index;
 
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &f->uar), ==,
-                     QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &f->pdn), ==,
-                     QHCA_AQ_SUCCESS);
-    mr.pdn = cpu_to_le32(f->pdn);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &mr, sizeof(mr), &index),
-                     ==, QHCA_AQ_SUCCESS);
-    f->lkey = index << 8 | mr.key;
+    qt_alloc_uar_pd(t, &f->uar, &f->pdn);
+    f->lkey = qt_reg_phys_mr(t, f->pdn, QHCA_ACCESS_ALL, 0x3c, 0);
     f->buf = guest_alloc(&t->alloc, FT_BUF_SIZE);
     qtest_memset(t->qts, f->buf, 0, FT_BUF_SIZE);
     ft_eq_create(f, &f->eq, FT_EVENTS);
@@ -307,69 +204,30 @@ static void ft_link_prop(Ft *f, bool up)
 /* ------------------------------------------------------------------ */
 /* Completion queues                                                   */
 
-static FtCq *ft_cq(Ft *f, uint8_t depth_log2)
+static QhcaCq *ft_cq(Ft *f, uint8_t depth_log2)
 {
-    QhcaTest *t = f->t;
-    FtCq *cq = g_new0(FtCq, 1);
-    struct qhca_cmd_create_cq c = { 0 };
+    QhcaCq *cq = g_new0(QhcaCq, 1);
 
-    cq->entries = 1u << depth_log2;
-    cq->ring = guest_alloc(&t->alloc, cq->entries * sizeof(struct qhca_cqe));
-    cq->dbrec = guest_alloc(&t->alloc, 64);
-    qtest_memset(t->qts, cq->ring, 0, cq->entries * sizeof(struct qhca_cqe));
-    qtest_memset(t->qts, cq->dbrec, 0, 4);
-    c.ring_addr = cpu_to_le64(cq->ring);
-    c.dbrec_addr = cpu_to_le64(cq->dbrec);
-    c.eqn = cpu_to_le32(f->eq.eqn);
-    c.uar = cpu_to_le32(f->uar);
-    c.depth_log2 = depth_log2;
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_CQ, &c, sizeof(c), &cq->cqn),
-                     ==, QHCA_AQ_SUCCESS);
+    qt_cq_init(f->t, cq, depth_log2, f->eq.eqn, f->uar);
     return cq;
-}
-
-static uint64_t ft_cqe_addr(FtCq *cq)
-{
-    return cq->ring + (cq->ci & (cq->entries - 1)) * sizeof(struct qhca_cqe);
-}
-
-typedef struct FtCqPoll {
-    Ft *f;
-    FtCq *cq;
-} FtCqPoll;
-
-static bool ft_cqe_ready(void *opaque)
-{
-    FtCqPoll *p = opaque;
-    uint8_t phase = ((p->cq->ci / p->cq->entries) & 1) ^ 1;
-    uint8_t owner = qtest_readb(p->f->t->qts, ft_cqe_addr(p->cq) +
-                                offsetof(struct qhca_cqe, owner));
-
-    return (owner & QHCA_CQE_OWNER_PHASE) == phase;
 }
 
 /*
  * Take the next CQE; false if none came.  Every CQE of 1.3 carries the
  * WRITTEN bit, whatever its phase, and nothing else in the owner byte.
  */
-static bool ft_poll(Ft *f, FtCq *cq, struct qhca_cqe *cqe, bool wait)
+static bool ft_poll(Ft *f, QhcaCq *cq, struct qhca_cqe *cqe, bool wait)
 {
-    FtCqPoll p = { f, cq };
     uint8_t phase = ((cq->ci / cq->entries) & 1) ^ 1;
-    uint32_t rec;
 
-    if (!(wait ? ft_wait(ft_cqe_ready, &p) : ft_cqe_ready(&p))) {
+    if (!qt_cq_poll(f->t, cq, cqe, wait)) {
         return false;
     }
-    qtest_memread(f->t->qts, ft_cqe_addr(cq), cqe, sizeof(*cqe));
     g_assert_cmphex(cqe->owner, ==, QHCA_CQE_OWNER_WRITTEN | phase);
-    cq->ci++;
-    rec = cpu_to_le32(cq->ci);
-    qtest_memwrite(f->t->qts, cq->dbrec, &rec, sizeof(rec));
     return true;
 }
 
-static struct qhca_cqe ft_expect(Ft *f, FtCq *cq, FtQp *qp, uint8_t opcode,
+static struct qhca_cqe ft_expect(Ft *f, QhcaCq *cq, FtQp *qp, uint8_t opcode,
                                  uint8_t status)
 {
     struct qhca_cqe cqe;
@@ -381,21 +239,10 @@ static struct qhca_cqe ft_expect(Ft *f, FtCq *cq, FtQp *qp, uint8_t opcode,
     return cqe;
 }
 
-static void ft_no_cqe(Ft *f, FtCq *cq)
-{
-    FtCqPoll p = { f, cq };
-    int i;
-
-    for (i = 0; i < 20; i++) {
-        g_assert(!ft_cqe_ready(&p));
-        g_usleep(1000);
-    }
-}
-
 /* ------------------------------------------------------------------ */
 /* Queue pairs                                                         */
 
-static FtQp *ft_qp(Ft *f, uint8_t type, FtCq *scq, FtCq *rcq, FtSrq *srq)
+static FtQp *ft_qp(Ft *f, uint8_t type, QhcaCq *scq, QhcaCq *rcq, FtSrq *srq)
 {
     QhcaTest *t = f->t;
     FtQp *qp = g_new0(FtQp, 1);
@@ -430,19 +277,9 @@ static FtQp *ft_qp(Ft *f, uint8_t type, FtCq *scq, FtCq *rcq, FtSrq *srq)
     return qp;
 }
 
-static uint8_t ft_modify(Ft *f, struct qhca_cmd_modify_qp *m)
-{
-    return qt_cmd(f->t, QHCA_CMD_MODIFY_QP, m, sizeof(*m), NULL);
-}
-
 static uint8_t ft_qp_state(Ft *f, FtQp *qp)
 {
-    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qp->qpn) };
-    struct qhca_qp_attr a;
-
-    g_assert_cmpuint(qt_query(f->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
-                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
-    return a.state;
+    return qt_query_qp(f->t, qp->qpn).state;
 }
 
 /* The engine moves QPs to ERR on its own time: wait for it. */
@@ -461,46 +298,23 @@ static void ft_connect(Ft *f, FtQp *qp, FtQp *dest, uint8_t timeout,
                        uint8_t retry_cnt)
 {
     bool rc = qp->type == QHCA_QPT_RC;
-    struct qhca_cmd_modify_qp m = {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_ACCESS),
-        .state = QHCA_QPS_INIT,
+    const QhcaPath path = {
+        .rc = rc,
+        .dlid = FT_LID,
+        .mtu = FT_MTU_1024,
         .access = QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_READ |
                   (rc ? QHCA_ACCESS_REMOTE_ATOMIC : 0),
-    };
-
-    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
-    m = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
-                                 QHCA_QP_ATTR_DEST_QPN |
-                                 QHCA_QP_ATTR_RQ_PSN |
-                                 (rc ? QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                                       QHCA_QP_ATTR_MIN_RNR_TIMER : 0)),
-        .state = QHCA_QPS_RTR,
-        .dlid = cpu_to_le16(FT_LID),
-        .path_mtu = FT_MTU_1024,
-        .dest_qpn = cpu_to_le32(dest->qpn),
-        .rq_psn = cpu_to_le32(0x100 + dest->qpn),
+        .rq_psn = 0x100 + dest->qpn,
+        .sq_psn = 0x100 + qp->qpn,
         .max_dest_rd_atomic = rc ? 4 : 0,
         .min_rnr_timer = rc ? 1 : 0,
-    };
-    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
-    m = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
-                                 (rc ? QHCA_QP_ATTR_TIMEOUT |
-                                       QHCA_QP_ATTR_RETRY_CNT |
-                                       QHCA_QP_ATTR_RNR_RETRY |
-                                       QHCA_QP_ATTR_MAX_RD_ATOMIC : 0)),
-        .state = QHCA_QPS_RTS,
-        .sq_psn = cpu_to_le32(0x100 + qp->qpn),
         .timeout = rc ? timeout : 0,
         .retry_cnt = rc ? retry_cnt : 0,
         .rnr_retry = rc ? 7 : 0,
         .max_rd_atomic = rc ? 4 : 0,
     };
-    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+
+    qt_connect(f->t, qp->qpn, dest->qpn, &path);
     g_assert_cmpuint(ft_qp_state(f, qp), ==, QHCA_QPS_RTS);
 }
 
@@ -513,20 +327,20 @@ static void ft_ud_rts(Ft *f, FtQp *qp)
         .qkey = cpu_to_le32(FT_QKEY),
     };
 
-    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_modify_qp(f->t, &m), ==, QHCA_AQ_SUCCESS);
     m = (struct qhca_cmd_modify_qp) {
         .qpn = cpu_to_le32(qp->qpn),
         .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE),
         .state = QHCA_QPS_RTR,
     };
-    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_modify_qp(f->t, &m), ==, QHCA_AQ_SUCCESS);
     m = (struct qhca_cmd_modify_qp) {
         .qpn = cpu_to_le32(qp->qpn),
         .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN),
         .state = QHCA_QPS_RTS,
         .sq_psn = cpu_to_le32(0x42),
     };
-    g_assert_cmpuint(ft_modify(f, &m), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_modify_qp(f->t, &m), ==, QHCA_AQ_SUCCESS);
 }
 
 static struct qhca_sge ft_sge(Ft *f, uint32_t off, uint32_t len)
@@ -541,9 +355,7 @@ static struct qhca_sge ft_sge(Ft *f, uint32_t off, uint32_t len)
 
 static void ft_ring_sq(Ft *f, FtQp *qp)
 {
-    qpci_io_writel(f->t->dev, f->t->bar2,
-                   f->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ,
-                   qp->qpn << 16 | qp->sq_pi);
+    qt_db(f->t, f->uar, QHCA_DB_SQ, qp->qpn, qp->sq_pi);
 }
 
 /* Write a signaled WQE with one SGE over buf[off, off + len). */
@@ -551,12 +363,10 @@ static uint16_t ft_write_wqe(Ft *f, FtQp *qp, const void *w, size_t wlen,
                              uint32_t off, uint32_t len)
 {
     uint16_t idx = qp->sq_pi++;
-    uint64_t slot = qp->sq + ((uint64_t)(idx & ((1u << FT_SQ_LOG2) - 1)) <<
-                              FT_SQ_STRIDE_LOG2);
     struct qhca_sge sge = ft_sge(f, off, len);
 
-    qtest_memwrite(f->t->qts, slot, w, wlen);
-    qtest_memwrite(f->t->qts, slot + wlen, &sge, sizeof(sge));
+    qt_write_wqe(f->t, qt_slot(qp->sq, idx, FT_SQ_LOG2, FT_SQ_STRIDE_LOG2),
+                 w, wlen, &sge, 1);
     return idx;
 }
 
@@ -598,16 +408,11 @@ static uint16_t ft_post_recv(Ft *f, FtQp *qp, uint64_t wr_id, uint32_t off,
                              uint32_t len)
 {
     uint16_t idx = qp->rq_pi++;
-    uint64_t slot = qp->rq + ((uint64_t)(idx & ((1u << FT_RQ_LOG2) - 1)) <<
-                              FT_RQ_STRIDE_LOG2);
-    struct qhca_rq_wqe w = { .wr_id = cpu_to_le64(wr_id), .num_sge = 1 };
     struct qhca_sge sge = ft_sge(f, off, len);
 
-    qtest_memwrite(f->t->qts, slot, &w, sizeof(w));
-    qtest_memwrite(f->t->qts, slot + sizeof(w), &sge, sizeof(sge));
-    qpci_io_writel(f->t->dev, f->t->bar2,
-                   f->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_RQ,
-                   qp->qpn << 16 | qp->rq_pi);
+    qt_write_rwqe(f->t, qt_slot(qp->rq, idx, FT_RQ_LOG2, FT_RQ_STRIDE_LOG2),
+                  wr_id, &sge, 1);
+    qt_db(f->t, f->uar, QHCA_DB_RQ, qp->qpn, qp->rq_pi);
     return idx;
 }
 
@@ -660,27 +465,11 @@ static void ft_post_srq(Ft *f, FtSrq *srq, uint64_t wr_id, uint32_t off,
                         uint32_t len)
 {
     uint16_t idx = srq->pi++;
-    uint64_t slot = srq->ring +
-                    ((uint64_t)(idx & ((1u << FT_RQ_LOG2) - 1)) <<
-                     FT_RQ_STRIDE_LOG2);
-    struct qhca_rq_wqe w = { .wr_id = cpu_to_le64(wr_id), .num_sge = 1 };
     struct qhca_sge sge = ft_sge(f, off, len);
 
-    qtest_memwrite(f->t->qts, slot, &w, sizeof(w));
-    qtest_memwrite(f->t->qts, slot + sizeof(w), &sge, sizeof(sge));
-    qpci_io_writel(f->t->dev, f->t->bar2,
-                   f->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SRQ,
-                   srq->srqn << 16 | srq->pi);
-}
-
-static struct qhca_srq_attr ft_query_srq(Ft *f, FtSrq *srq)
-{
-    struct qhca_cmd_handle h = { .handle = cpu_to_le32(srq->srqn) };
-    struct qhca_srq_attr a;
-
-    g_assert_cmpuint(qt_query(f->t, QHCA_CMD_QUERY_SRQ, &h, sizeof(h), &a,
-                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
-    return a;
+    qt_write_rwqe(f->t, qt_slot(srq->ring, idx, FT_RQ_LOG2,
+                                FT_RQ_STRIDE_LOG2), wr_id, &sge, 1);
+    qt_db(f->t, f->uar, QHCA_DB_SRQ, srq->srqn, srq->pi);
 }
 
 /* ------------------------------------------------------------------ */
@@ -694,9 +483,9 @@ static void test_caps(void)
     g_assert_cmphex(qt_rd(f->t, QHCA_REG_VERSION), ==, QHCA_VERSION_1_3);
     g_assert_cmphex(ft_device_caps(f) & QHCA_DEV_CAP_FAULT_INJECT, ==,
                     QHCA_DEV_CAP_FAULT_INJECT);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 0);
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, 0), ==, QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 1);
     ft_stop(f);
 }
 
@@ -707,19 +496,19 @@ static void test_caps(void)
 static void test_property_off(void)
 {
     Ft *f = ft_start(FT_PROPS ",fault-injection=off");
-    uint64_t errors = le64_to_cpu(ft_stats(f).admin_errors);
+    uint64_t errors = le64_to_cpu(qt_stats(f->t).admin_errors);
     uint16_t type;
 
     g_assert_cmphex(ft_device_caps(f) & QHCA_DEV_CAP_FAULT_INJECT, ==, 0);
     for (type = 0; type <= QHCA_FAULT_AQ_HANG + 1; type++) {
         g_assert_cmpuint(ft_inject(f, type, 0), ==, QHCA_AQ_BAD_OPCODE);
     }
-    g_assert_cmpuint(le64_to_cpu(ft_stats(f).admin_errors), ==,
+    g_assert_cmpuint(le64_to_cpu(qt_stats(f->t).admin_errors), ==,
                      errors + QHCA_FAULT_AQ_HANG + 2);
     /* LINK_DOWN and AQ_HANG above did nothing. */
     ft_assert_port(f, true);
     ft_no_event(f);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 0);
 
     ft_link_prop(f, false);
     ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
@@ -737,13 +526,13 @@ static void test_property_off(void)
 static void test_link_fault(void)
 {
     Ft *f = ft_start(NULL);
-    FtEq port_eq, other_eq;
+    QhcaEq port_eq, other_eq;
     uint64_t guest_errors;
 
     ft_eq_create(f, &port_eq, FT_PORT_EVENTS);
     ft_eq_expect(f, &port_eq, QHCA_EVENT_PORT_ACTIVE, 1);
     ft_eq_create(f, &other_eq, 1u << QHCA_EVENT_CQ_ERROR);
-    guest_errors = le64_to_cpu(ft_stats(f).guest_errors);
+    guest_errors = le64_to_cpu(qt_stats(f->t).guest_errors);
     ft_assert_port(f, true);
 
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_DOWN, 0), ==,
@@ -751,19 +540,19 @@ static void test_link_fault(void)
     ft_assert_port(f, false);
     ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
     ft_eq_expect(f, &port_eq, QHCA_EVENT_PORT_DOWN, 1);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_LINK_DOWNED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 1);
 
     /* Down already: success, nothing new. */
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_DOWN, 0), ==,
                      QHCA_AQ_SUCCESS);
     ft_assert_port(f, false);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 2);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_LINK_DOWNED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 2);
 
     /* An EQ created while the port is down hears of no ACTIVE port. */
     {
-        FtEq late;
+        QhcaEq late;
 
         ft_eq_create(f, &late, FT_PORT_EVENTS);
         ft_eq_quiet(f, &late);
@@ -774,19 +563,20 @@ static void test_link_fault(void)
     ft_assert_port(f, true);
     ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
     ft_eq_expect(f, &port_eq, QHCA_EVENT_PORT_ACTIVE, 1);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 3);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 3);
 
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_UP, 0), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 4);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 4);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_LINK_DOWNED), ==, 1);
     ft_no_event(f);
     ft_eq_quiet(f, &port_eq);
     ft_eq_quiet(f, &other_eq);
     /* Two port changes: two asynchronous events, however many EQs hear. */
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_ASYNC_EVENTS), ==, 2);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_ASYNC_EVENTS), ==, 2);
     /* A legitimate injection is no guest error. */
-    g_assert_cmpuint(le64_to_cpu(ft_stats(f).guest_errors), ==, guest_errors);
+    g_assert_cmpuint(le64_to_cpu(qt_stats(f->t).guest_errors), ==,
+                     guest_errors);
     ft_stop(f);
 }
 
@@ -804,11 +594,11 @@ static void test_link_property(void)
     g_assert_false(qtest_qom_get_bool(qts, FT_PATH, "link-up"));
     ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
     ft_assert_port(f, false);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_LINK_DOWNED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 0);
     ft_link_prop(f, false);
     ft_no_event(f);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_LINK_DOWNED), ==, 1);
 
     /* CTRL.RESET: the cable stays out. */
     qt_enable(f->t, 5);
@@ -816,12 +606,12 @@ static void test_link_property(void)
     ft_setup(f);
     ft_assert_port(f, false);
     ft_no_event(f);                     /* no PORT_ACTIVE for the new EQ */
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 0);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_LINK_DOWNED), ==, 0);
 
     ft_link_prop(f, true);
     ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
     ft_assert_port(f, true);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 0);
 
     /* While the device is disabled the port is down anyway: no event. */
     qt_wr(f->t, QHCA_REG_CTRL, 0);
@@ -868,7 +658,7 @@ static void test_link_host_and_guest(void)
                      QHCA_AQ_SUCCESS);
     ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
     ft_assert_port(f, true);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_LINK_DOWNED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_LINK_DOWNED), ==, 1);
 
     /* CTRL.RESET ends the guest's LINK_DOWN: the new EQ hears ACTIVE. */
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_DOWN, 0), ==,
@@ -889,8 +679,8 @@ static void test_link_host_and_guest(void)
 static void test_link_down_traffic(void)
 {
     Ft *f = ft_start(NULL);
-    FtCq *cq = ft_cq(f, 6);
-    FtCq *rcq = ft_cq(f, 6);
+    QhcaCq *cq = ft_cq(f, 6);
+    QhcaCq *rcq = ft_cq(f, 6);
     FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
     FtQp *b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
     FtQp *ua = ft_qp(f, QHCA_QPT_UD, cq, cq, NULL);
@@ -913,7 +703,7 @@ static void test_link_down_traffic(void)
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_LINK_DOWN, 0), ==,
                      QHCA_AQ_SUCCESS);
     ft_expect_event(f, QHCA_EVENT_PORT_DOWN, 1);
-    rx = ft_counter(f, QHCA_CNT_RX_PACKETS);
+    rx = qt_counter(f->t, QHCA_CNT_RX_PACKETS);
 
     /* UD and UC: complete at once, lost on the wire. */
     ft_post_ud(f, ua, ub, 0x21, 0, 1000);
@@ -922,28 +712,28 @@ static void test_link_down_traffic(void)
     ft_post(f, ca, 0x31, QHCA_WR_SEND, 0, 1000, 0);
     ft_ring_sq(f, ca);
     ft_expect(f, cq, ca, QHCA_WC_SEND, QHCA_WC_SUCCESS);
-    ft_no_cqe(f, rcq);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 2);
+    qt_cq_assert_empty(f->t, rcq);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_WIRE_DROPS), ==, 2);
 
     /* RC: the first try and two retries are lost; the third timeout ends. */
     ft_post(f, a, 0x11, QHCA_WR_RDMA_WRITE, 0, 1000, 0x8000);
     ft_ring_sq(f, a);
     ft_wait_counter(f, QHCA_CNT_WIRE_DROPS, 3);
     for (n = 0; n < 2; n++) {
-        ft_no_cqe(f, cq);
+        qt_cq_assert_empty(f->t, cq);
         qtest_clock_step(f->t->qts, FT_STEP_NS);
         ft_wait_counter(f, QHCA_CNT_RETRIES, n + 1);
     }
-    ft_no_cqe(f, cq);
+    qt_cq_assert_empty(f->t, cq);
     qtest_clock_step(f->t->qts, FT_STEP_NS);
     ft_expect(f, cq, a, QHCA_WC_RDMA_WRITE, QHCA_WC_RETRY_EXC_ERR);
     ft_wait_qp_state(f, a, QHCA_QPS_ERR);
-    drops = ft_counter(f, QHCA_CNT_WIRE_DROPS);
+    drops = qt_counter(f->t, QHCA_CNT_WIRE_DROPS);
     g_assert_cmpuint(drops, ==, 5);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_RETRIES), ==, 2);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_ERR_RETRY_EXC), ==, 1);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_RX_PACKETS), ==, rx);
-    ft_no_cqe(f, rcq);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_RETRIES), ==, 2);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_ERR_RETRY_EXC), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_RX_PACKETS), ==, rx);
+    qt_cq_assert_empty(f->t, rcq);
     g_assert_cmpuint(qtest_readb(f->t->qts, f->buf + 0x8000), ==, 0);
 
     /* Up again: a UD send arrives. */
@@ -955,7 +745,7 @@ static void test_link_down_traffic(void)
     ft_expect(f, cq, ua, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     ft_expect(f, rcq, ub, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     ft_check(f, 0x10000 + 40, data, 1000);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, drops);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_WIRE_DROPS), ==, drops);
     g_free(a);
     g_free(b);
     g_free(ua);
@@ -968,14 +758,13 @@ static void test_link_down_traffic(void)
 }
 
 /* Step the clock until a CQE turns up on @cq; returns the steps taken. */
-static int ft_step_until_cqe(Ft *f, FtCq *cq, int max)
+static int ft_step_until_cqe(Ft *f, QhcaCq *cq, int max)
 {
-    FtCqPoll p = { f, cq };
     int n;
 
     for (n = 0; n < max; n++) {
         g_usleep(2000);
-        if (ft_cqe_ready(&p)) {
+        if (qt_cq_ready(f->t, cq)) {
             return n;
         }
         qtest_clock_step(f->t->qts, FT_STEP_NS);
@@ -990,8 +779,8 @@ static int ft_step_until_cqe(Ft *f, FtCq *cq, int max)
 static void test_drop(void)
 {
     Ft *f = ft_start(NULL);
-    FtCq *cq = ft_cq(f, 6);
-    FtCq *rcq = ft_cq(f, 6);
+    QhcaCq *cq = ft_cq(f, 6);
+    QhcaCq *rcq = ft_cq(f, 6);
     FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
     FtQp *b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
     g_autofree uint8_t *small = ft_fill(f, 0, 1000, 7);
@@ -1007,15 +796,15 @@ static void test_drop(void)
     ft_post(f, a, 0x51, QHCA_WR_SEND, 0, 1000, 0);
     ft_ring_sq(f, a);
     ft_wait_counter(f, QHCA_CNT_WIRE_DROPS, 1);
-    ft_no_cqe(f, cq);
-    ft_no_cqe(f, rcq);
+    qt_cq_assert_empty(f->t, cq);
+    qt_cq_assert_empty(f->t, rcq);
     ft_step_until_cqe(f, cq, 10);
     ft_expect(f, cq, a, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     cqe = ft_expect(f, rcq, b, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 1000);
     ft_check(f, 0x10000, small, 1000);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 1);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_RETRIES), >=, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_WIRE_DROPS), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_RETRIES), >=, 1);
 
     /* A count replaced by a smaller one: only that many are lost. */
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, 50), ==, QHCA_AQ_SUCCESS);
@@ -1026,7 +815,7 @@ static void test_drop(void)
     ft_step_until_cqe(f, cq, 20);
     ft_expect(f, cq, a, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
     ft_check(f, 0x12000, big, 8192);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 3);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_WIRE_DROPS), ==, 3);
 
     /* 0 cancels, and the largest count is accepted. */
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_DROP, QHCA_FAULT_MAX_DROP), ==,
@@ -1039,8 +828,8 @@ static void test_drop(void)
     ft_expect(f, cq, a, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     ft_expect(f, rcq, b, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     ft_check(f, 0x10000, small, 1000);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 3);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 5);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_WIRE_DROPS), ==, 3);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 5);
     g_assert_cmpuint(ft_qp_state(f, a), ==, QHCA_QPS_RTS);
     g_assert_cmpuint(ft_qp_state(f, b), ==, QHCA_QPS_RTS);
     g_free(a);
@@ -1057,8 +846,8 @@ static void test_drop(void)
 static void test_qp_fatal(void)
 {
     Ft *f = ft_start(NULL);
-    FtCq *scq = ft_cq(f, 6);
-    FtCq *rcq = ft_cq(f, 6);
+    QhcaCq *scq = ft_cq(f, 6);
+    QhcaCq *rcq = ft_cq(f, 6);
     FtQp *a = ft_qp(f, QHCA_QPT_RC, scq, rcq, NULL);
     FtQp *b = ft_qp(f, QHCA_QPT_RC, scq, scq, NULL);
     FtQp *c = ft_qp(f, QHCA_QPT_RC, scq, scq, NULL);
@@ -1076,9 +865,9 @@ static void test_qp_fatal(void)
     ft_post(f, a, 0x62, QHCA_WR_SEND, 0, 100, 0);
     ft_ring_sq(f, a);
     ft_wait_counter(f, QHCA_CNT_WIRE_DROPS, 1);
-    ft_no_cqe(f, scq);
+    qt_cq_assert_empty(f->t, scq);
 
-    guest_errors = le64_to_cpu(ft_stats(f).guest_errors);
+    guest_errors = le64_to_cpu(qt_stats(f->t).guest_errors);
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_QP_FATAL, a->qpn), ==,
                      QHCA_AQ_SUCCESS);
     ft_expect_event(f, QHCA_EVENT_QP_FATAL, a->qpn);
@@ -1095,8 +884,8 @@ static void test_qp_fatal(void)
     ft_ring_sq(f, a);
     cqe = ft_expect(f, scq, a, QHCA_WC_SEND, QHCA_WC_WR_FLUSH_ERR);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x63);
-    ft_no_cqe(f, scq);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_ERR_WR_FLUSH), ==, 4);
+    qt_cq_assert_empty(f->t, scq);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_ERR_WR_FLUSH), ==, 4);
 
     /* In ERR already: accepted, and said again. */
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_QP_FATAL, a->qpn), ==,
@@ -1109,9 +898,9 @@ static void test_qp_fatal(void)
                      QHCA_AQ_BAD_STATE);
     g_assert_cmpuint(ft_qp_state(f, c), ==, QHCA_QPS_RESET);
     ft_no_event(f);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 2);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 2);
     /* Neither a fault nor BAD_STATE is a guest error. */
-    g_assert_cmpuint(le64_to_cpu(ft_stats(f).guest_errors), ==,
+    g_assert_cmpuint(le64_to_cpu(qt_stats(f->t).guest_errors), ==,
                      guest_errors);
     /* Its peer is untouched. */
     g_assert_cmpuint(ft_qp_state(f, b), ==, QHCA_QPS_RTS);
@@ -1131,8 +920,8 @@ static void test_qp_fatal(void)
 static void test_srq_err(void)
 {
     Ft *f = ft_start(NULL);
-    FtCq *cq = ft_cq(f, 6);
-    FtCq *rcq = ft_cq(f, 6);
+    QhcaCq *cq = ft_cq(f, 6);
+    QhcaCq *rcq = ft_cq(f, 6);
     FtSrq *srq = ft_srq(f);
     FtSrq *srq2 = ft_srq(f);
     FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
@@ -1149,8 +938,10 @@ static void test_srq_err(void)
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_SRQ_ERR, srq->srqn), ==,
                      QHCA_AQ_SUCCESS);
     ft_expect_event(f, QHCA_EVENT_SRQ_ERR, srq->srqn);
-    g_assert_cmpuint(ft_query_srq(f, srq).state, ==, QHCA_SRQ_STATE_ERR);
-    g_assert_cmpuint(ft_query_srq(f, srq2).state, ==, QHCA_SRQ_STATE_READY);
+    g_assert_cmpuint(qt_query_srq(f->t, srq->srqn).state, ==,
+                     QHCA_SRQ_STATE_ERR);
+    g_assert_cmpuint(qt_query_srq(f->t, srq2->srqn).state, ==,
+                     QHCA_SRQ_STATE_READY);
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_SRQ_ERR, srq->srqn), ==,
                      QHCA_AQ_BAD_STATE);
     ft_no_event(f);
@@ -1164,7 +955,7 @@ static void test_srq_err(void)
     ft_wait_qp_state(f, b, QHCA_QPS_ERR);
     ft_expect(f, cq, a, QHCA_WC_SEND, QHCA_WC_REM_OP_ERR);
     ft_wait_qp_state(f, a, QHCA_QPS_ERR);
-    ft_no_cqe(f, rcq);
+    qt_cq_assert_empty(f->t, rcq);
 
     /* QP_FATAL on a QP on a healthy SRQ: QP_LAST_WQE follows. */
     g_assert_cmpuint(ft_inject(f, QHCA_FAULT_QP_FATAL, c->qpn), ==,
@@ -1172,8 +963,9 @@ static void test_srq_err(void)
     ft_expect_event(f, QHCA_EVENT_QP_FATAL, c->qpn);
     ft_expect_event(f, QHCA_EVENT_QP_LAST_WQE, c->qpn);
     g_assert_cmpuint(ft_qp_state(f, c), ==, QHCA_QPS_ERR);
-    g_assert_cmpuint(ft_query_srq(f, srq2).state, ==, QHCA_SRQ_STATE_READY);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 2);
+    g_assert_cmpuint(qt_query_srq(f->t, srq2->srqn).state, ==,
+                     QHCA_SRQ_STATE_READY);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 2);
     g_free(a);
     g_free(b);
     g_free(c);
@@ -1192,8 +984,8 @@ static void test_srq_err(void)
 static void test_cq_err(void)
 {
     Ft *f = ft_start(NULL);
-    FtCq *cq = ft_cq(f, 6);
-    FtCq *rcq = ft_cq(f, 6);
+    QhcaCq *cq = ft_cq(f, 6);
+    QhcaCq *rcq = ft_cq(f, 6);
     FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
     FtQp *b = ft_qp(f, QHCA_QPT_RC, cq, rcq, NULL);
     g_autofree uint8_t *data = ft_fill(f, 0, 100, 3);
@@ -1218,10 +1010,10 @@ static void test_cq_err(void)
     ft_check(f, 0x10000, data, 100);
     qtest_memread(f->t->qts, rcq->ring, slot, sizeof(slot));
     g_assert(memcmp(slot, zero, sizeof(slot)) == 0);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_CQ_OVERRUNS), ==, 0);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_CQ_OVERRUNS), ==, 0);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 1);
     /* B had nothing else to flush; A waits for an ACK that never comes. */
-    ft_no_cqe(f, cq);
+    qt_cq_assert_empty(f->t, cq);
     g_free(a);
     g_free(b);
     g_free(cq);
@@ -1233,11 +1025,11 @@ static void test_cq_err(void)
 static void test_bad_payloads(void)
 {
     Ft *f = ft_start(NULL);
-    FtCq *cq = ft_cq(f, 2);
+    QhcaCq *cq = ft_cq(f, 2);
     FtSrq *srq = ft_srq(f);
     struct qhca_cmd_inject_fault p;
     struct qhca_aq_sqe sqe;
-    uint64_t guest_errors = le64_to_cpu(ft_stats(f).guest_errors);
+    uint64_t guest_errors = le64_to_cpu(qt_stats(f->t).guest_errors);
     uint64_t rejected = 0;
     static const uint16_t bad_types[] = { 0, QHCA_FAULT_AQ_HANG + 1, 0x100,
                                           0xffff };
@@ -1329,12 +1121,13 @@ static void test_bad_payloads(void)
     /* Nothing happened: port up, no event, queue alive, nothing counted. */
     ft_assert_port(f, true);
     ft_no_event(f);
-    g_assert_cmpuint(ft_query_srq(f, srq).state, ==, QHCA_SRQ_STATE_READY);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 0);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 0);
+    g_assert_cmpuint(qt_query_srq(f->t, srq->srqn).state, ==,
+                     QHCA_SRQ_STATE_READY);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 0);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_WIRE_DROPS), ==, 0);
     g_assert_cmphex(qt_rd(f->t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
     /* Malformed commands are guest errors, one each. */
-    g_assert_cmpuint(le64_to_cpu(ft_stats(f).guest_errors), ==,
+    g_assert_cmpuint(le64_to_cpu(qt_stats(f->t).guest_errors), ==,
                      guest_errors + rejected);
     g_free(cq);
     g_free(srq);
@@ -1374,8 +1167,8 @@ static void test_aq_hang(void)
 {
     Ft *f = ft_start(NULL);
     QhcaTest *t = f->t;
-    FtCq *cq = ft_cq(f, 6);
-    FtCq *rcq = ft_cq(f, 6);
+    QhcaCq *cq = ft_cq(f, 6);
+    QhcaCq *rcq = ft_cq(f, 6);
     FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
     FtQp *b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
     g_autofree uint8_t *data = ft_fill(f, 0, 500, 5);
@@ -1423,17 +1216,17 @@ static void test_aq_hang(void)
     t->phase = 1;
     qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
     g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
-    st = ft_stats(f);
+    st = qt_stats(f->t);
     g_assert_cmpuint(le32_to_cpu(st.pds), ==, 1);   /* ALLOC_PD never ran */
     g_assert_cmpuint(le32_to_cpu(st.qps), ==, 2);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_FAULTS_INJECTED), ==, 1);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_FAULTS_INJECTED), ==, 1);
     g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, NULL), ==,
                      QHCA_AQ_SUCCESS);
 
     /* CTRL.RESET ends it too. */
     ft_hang(f);
     qt_enable(t, 5);
-    st = ft_stats(f);
+    st = qt_stats(f->t);
     g_assert_cmpuint(le32_to_cpu(st.pds), ==, 0);
     g_assert_cmpuint(le32_to_cpu(st.qps), ==, 0);
     g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 0);
@@ -1447,7 +1240,7 @@ static void test_aq_hang(void)
                        PCI_EXP_DEVCTL_BCR_FLR);
     ft_pci_reenable(t);
     qt_enable(t, 5);
-    g_assert_cmpuint(le32_to_cpu(ft_stats(f).pds), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(qt_stats(f->t).pds), ==, 0);
     ft_setup(f);
     ft_expect_event(f, QHCA_EVENT_PORT_ACTIVE, 1);
     g_free(a);
@@ -1464,7 +1257,7 @@ static void test_aq_hang(void)
 static void test_cqe_written(void)
 {
     Ft *f = ft_start(NULL);
-    FtCq *cq = ft_cq(f, 2);
+    QhcaCq *cq = ft_cq(f, 2);
     FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
     FtQp *b = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
     struct qhca_cqe cqe;
@@ -1543,8 +1336,8 @@ static void test_system_reset(void)
 {
     Ft *f = ft_start(NULL);
     QhcaTest *t = f->t;
-    FtCq *cq = ft_cq(f, 8);
-    FtCq *rcq = ft_cq(f, 8);
+    QhcaCq *cq = ft_cq(f, 8);
+    QhcaCq *rcq = ft_cq(f, 8);
     FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
     FtQp *b = ft_qp(f, QHCA_QPT_RC, rcq, rcq, NULL);
     FtQp *c2 = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
@@ -1626,7 +1419,7 @@ static void test_system_reset(void)
     qt_assert_alive(t);
     qt_enable(t, 5);
     n--;
-    st = ft_stats(f);
+    st = qt_stats(f->t);
     g_assert_cmpuint(le32_to_cpu(st.uars), ==, 0);
     g_assert_cmpuint(le32_to_cpu(st.pds), ==, 0);
     g_assert_cmpuint(le32_to_cpu(st.eqs), ==, 0);
@@ -1635,7 +1428,7 @@ static void test_system_reset(void)
     g_assert_cmpuint(le32_to_cpu(st.mrs), ==, 0);
     g_assert_cmpuint(le32_to_cpu(st.srqs), ==, 0);
     g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 0);
-    c = ft_counters(f);
+    c = qt_counters(f->t);
     for (i = 0; i < QHCA_CNT_NUM; i++) {
         g_assert_cmpuint(le64_to_cpu(c.cnt[i]), ==, 0);
     }
@@ -1664,7 +1457,7 @@ static void test_system_reset(void)
     ft_expect(f, rcq, b, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     ft_check(f, 0x10000, data, 3000);
     g_free(data);
-    g_assert_cmpuint(ft_counter(f, QHCA_CNT_WIRE_DROPS), ==, 0);
+    g_assert_cmpuint(qt_counter(f->t, QHCA_CNT_WIRE_DROPS), ==, 0);
     ft_assert_poisoned(t->qts, r, n);
     g_free(a);
     g_free(b);
@@ -1686,7 +1479,7 @@ static void test_stale_doorbells(void)
     for (i = 0; i < ARRAY_SIZE(how); i++) {
         Ft *f = ft_start(NULL);
         QhcaTest *t = f->t;
-        FtCq *cq = ft_cq(f, 6);
+        QhcaCq *cq = ft_cq(f, 6);
         FtQp *a = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
         FtQp *b = ft_qp(f, QHCA_QPT_RC, cq, cq, NULL);
         uint32_t qpn = a->qpn, cqn = cq->cqn;
@@ -1741,7 +1534,7 @@ static void test_stale_doorbells(void)
                                   sizeof(attr)), ==, QHCA_AQ_SUCCESS);
         g_assert_cmpuint(le16_to_cpu(attr.sq_ci), ==, 0);
         g_assert_cmpuint(attr.state, ==, QHCA_QPS_RTS);
-        ft_no_cqe(f, cq);
+        qt_cq_assert_empty(f->t, cq);
         /* A CQE of its own raises no completion event: nobody armed it. */
         ft_post(f, a, 0x77, QHCA_WR_RDMA_WRITE, 0, 8, 0x100);
         ft_ring_sq(f, a);

@@ -6,7 +6,9 @@
  *             [--out DIR] [--trace-events FILE]
  *
  * Environment: QHCA_FUZZ_TIME, QHCA_FUZZ_SEED, QHCA_FUZZ_SEEDS and
- * QHCA_FUZZ_STEPS give the same values; QTEST_QEMU_BINARY the QEMU.
+ * QHCA_FUZZ_STEPS give the same values; QTEST_QEMU_BINARY the QEMU;
+ * QHCA_FUZZ_KEEP set keeps the log and trace of clean runs too.
+ * --verbose lists every (command, status), CQE and other outcome seen.
  *
  * Each seed is one run in a child process (its own process group) with
  * its own QEMU: M steps drawn from a small grammar of valid-looking
@@ -28,24 +30,24 @@
  *
  * The grammar covers RC, UC and UD QPs, SRQs, MRs with page lists and
  * physical MRs, CQ arming, the EQ, batches of admin commands that fill
- * the admin CQ, and ENABLE on configurations of the fuzzer's choice.
+ * the admin CQ, and ENABLE on configurations of the fuzzer's choice;
+ * qhca-fuzz-verbs.c adds XRC, memory windows, fast registration,
+ * multicast and whole working configurations with traffic through them,
+ * qhca-fuzz-faults.c INJECT_FAULT, the link-up property and the virtual
+ * clock.  Half of the seeds run with MSI-X enabled (vectors masked).
+ * A valid AQ_HANG is followed by a reset before the liveness check, and
+ * the check knows what the port's state must be (qhca-fuzz-faults.c).
  *
  * Coverage is measured two ways: the distinct qhca trace events QEMU
- * emitted (out of all the device defines, with --trace-events), and the
- * distinct (admin opcode, status) and (CQE opcode, CQE status) pairs
- * observed.
+ * emitted (out of all the device defines, with --trace-events; the ones
+ * never emitted are listed), and the distinct (admin opcode, status) and
+ * (CQE opcode, CQE status) pairs observed (--verbose lists them all).
  */
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include <sys/wait.h>
-#include "qhca-hostile.h"
+#include "qhca-fuzz.h"
 
-#define FZ_NCQ      6
-#define FZ_NQP      6
-#define FZ_NMR      6
-#define FZ_NH       4           /* extra UARs, PDs, EQs */
-#define FZ_NSRQ     3
-#define FZ_SCRATCH  (1u << 20)
 #define FZ_RUN_DEADLINE_S   120
 /*
  * Where a DMA target that would hit the admin rings goes instead: above
@@ -54,59 +56,26 @@
  */
 #define FZ_SAFE_ADDR        (RAM_END - 4096)
 
-typedef struct FzSrq {
-    uint32_t srqn;
-    uint64_t ring;
-    uint32_t entries;
-    uint32_t stride;
-    uint16_t pi;
-} FzSrq;
-
-typedef struct Fz {
-    QhcaTest *t;
-    Hx h;
-    GRand *r;
-    bool h_live;
-    HxCq cq[FZ_NCQ];
-    bool cq_live[FZ_NCQ];
-    HxQp qp[FZ_NQP];
-    bool qp_live[FZ_NQP];
-    uint8_t qp_type[FZ_NQP];
-    bool qp_srq[FZ_NQP];
-    FzSrq srq[FZ_NSRQ];
-    bool srq_live[FZ_NSRQ];
-    uint32_t mr[FZ_NMR];
-    bool mr_live[FZ_NMR];
-    uint32_t uar[FZ_NH], pd[FZ_NH], eq[FZ_NH];
-    bool uar_live[FZ_NH], pd_live[FZ_NH], eq_live[FZ_NH];
-    uint32_t phys_key;
-    uint64_t scratch;
-    uint32_t eq_head;
-    uint64_t steps;
-    GHashTable *pairs;          /* "cmd op status", "cqe op status" */
-    FILE *report;
-} Fz;
-
 /* ------------------------------------------------------------------ */
 /* Random values                                                       */
 
-static uint32_t fz_below(Fz *f, uint32_t n)
+uint32_t fz_below(Fz *f, uint32_t n)
 {
     return n ? g_rand_int_range(f->r, 0, n) : 0;
 }
 
-static bool fz_chance(Fz *f, unsigned percent)
+bool fz_chance(Fz *f, unsigned percent)
 {
     return fz_below(f, 100) < percent;
 }
 
-static uint64_t fz_rand64(Fz *f)
+uint64_t fz_rand64(Fz *f)
 {
     return (uint64_t)g_rand_int(f->r) << 32 | g_rand_int(f->r);
 }
 
 /* A value from the edges where checks tend to be wrong. */
-static uint64_t fz_interesting(Fz *f)
+uint64_t fz_interesting(Fz *f)
 {
     static const uint64_t v[] = {
         0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 127, 128, 255, 256,
@@ -144,7 +113,7 @@ static bool fz_hits_admin_cq(Fz *f, uint64_t addr, uint64_t len)
  * targets avoid both admin rings (a response, written while its command
  * runs, may still land in the SQ).
  */
-static bool fz_hits_admin(Fz *f, uint64_t addr, uint64_t len)
+bool fz_hits_admin(Fz *f, uint64_t addr, uint64_t len)
 {
     return fz_hits_admin_cq(f, addr, len) ||
            fz_overlaps(addr, len, f->t->sq,
@@ -156,7 +125,7 @@ static bool fz_hits_admin(Fz *f, uint64_t addr, uint64_t len)
  * end of RAM, past 2^64.  Never the admin CQ: the fuzzer reads its
  * completions from there and must not be confused by its own writes.
  */
-static uint64_t fz_addr(Fz *f, uint64_t len)
+uint64_t fz_addr(Fz *f, uint64_t len)
 {
     QhcaTest *t = f->t;
     uint64_t a;
@@ -211,7 +180,7 @@ static uint64_t fz_addr(Fz *f, uint64_t len)
 }
 
 /* Change one field of @buf: a random width at a random offset. */
-static void fz_mutate(Fz *f, void *buf, size_t len)
+void fz_mutate(Fz *f, void *buf, size_t len)
 {
     static const unsigned widths[] = { 1, 2, 4, 8 };
     uint8_t *p = buf;
@@ -230,7 +199,7 @@ static void fz_mutate(Fz *f, void *buf, size_t len)
     memcpy(p + off, &v, w);
 }
 
-static void fz_pair(Fz *f, const char *kind, unsigned op, unsigned status)
+void fz_pair(Fz *f, const char *kind, unsigned op, unsigned status)
 {
     g_hash_table_add(f->pairs, g_strdup_printf("%s 0x%02x %u", kind, op,
                                                status));
@@ -251,6 +220,7 @@ static void fz_forget(Fz *f)
     memset(f->qp_type, QHCA_QPT_RC, sizeof(f->qp_type));
     memset(f->qp_srq, 0, sizeof(f->qp_srq));
     f->eq_head = 0;
+    fzv_forget(f);
 }
 
 /*
@@ -258,7 +228,7 @@ static void fz_forget(Fz *f)
  * TiB of the bus: it covers the BARs and the hole, so that the DMA checks
  * (not the MR's bounds) are what refuses SGEs there.
  */
-static void fz_resync(Fz *f)
+void fz_resync(Fz *f)
 {
     fz_forget(f);
     hx_setup(&f->h, f->t);
@@ -277,9 +247,10 @@ static void fz_resync(Fz *f)
                      QHCA_AQ_SUCCESS);
     f->cq_live[0] = f->cq_live[1] = true;
     f->qp_live[0] = f->qp_live[1] = true;
+    fzv_resynced(f);
 }
 
-static int fz_slot(Fz *f, const bool *live, int n, bool want_live)
+int fz_slot(Fz *f, const bool *live, int n, bool want_live)
 {
     int i, start = fz_below(f, n);
 
@@ -294,7 +265,7 @@ static int fz_slot(Fz *f, const bool *live, int n, bool want_live)
 }
 
 /* A handle: mostly a live one of the model, sometimes any number. */
-static uint32_t fz_handle(Fz *f, const uint32_t *h, const bool *live, int n)
+uint32_t fz_handle(Fz *f, const uint32_t *h, const bool *live, int n)
 {
     int i = fz_slot(f, live, n, true);
 
@@ -304,33 +275,37 @@ static uint32_t fz_handle(Fz *f, const uint32_t *h, const bool *live, int n)
     return h[i];
 }
 
-static uint32_t fz_cqn(Fz *f)
+uint32_t fz_cqn(Fz *f)
 {
     int i = fz_slot(f, f->cq_live, FZ_NCQ, true);
 
     return i < 0 || fz_chance(f, 10) ? fz_interesting(f) : f->cq[i].cqn;
 }
 
-static uint32_t fz_qpn(Fz *f)
+uint32_t fz_qpn(Fz *f)
 {
     int i = fz_slot(f, f->qp_live, FZ_NQP, true);
 
     return i < 0 || fz_chance(f, 10) ? fz_interesting(f) : f->qp[i].qpn;
 }
 
-static uint32_t fz_srqn(Fz *f)
+uint32_t fz_srqn(Fz *f)
 {
     int i = fz_slot(f, f->srq_live, FZ_NSRQ, true);
 
     return i < 0 || fz_chance(f, 10) ? fz_interesting(f) : f->srq[i].srqn;
 }
 
-static uint32_t fz_key(Fz *f)
+uint32_t fz_key(Fz *f)
 {
     int i = fz_slot(f, f->mr_live, FZ_NMR, true);
 
     if (fz_chance(f, 10)) {
         return fz_interesting(f);
+    }
+    if (fz_chance(f, 15)) {
+        /* A window's or a fast-reg MR's key (qhca-fuzz-verbs.c). */
+        return fzv_key(f);
     }
     return i < 0 || fz_chance(f, 50) ? f->phys_key : f->mr[i];
 }
@@ -365,6 +340,14 @@ static void fz_cmd(Fz *f)
 
     if (fz_chance(f, 3)) {
         op = fz_chance(f, 50) ? fz_below(f, 0x20) : fz_interesting(f);
+    }
+    if (op == QHCA_CMD_INJECT_FAULT) {
+        /*
+         * Only its own grammar sends it: a mutation could make a valid
+         * AQ_HANG here, which would never complete.
+         */
+        fzv_fault(f);
+        return;
     }
     sqe.opcode = cpu_to_le16(op);
     sqe.resp_addr = cpu_to_le64(t->resp);
@@ -405,6 +388,10 @@ static void fz_cmd(Fz *f)
             break;
         case QHCA_CMD_DEREG_MR:
             hd = fz_key(f) >> 8;
+            if (hd == f->phys_key >> 8 && fz_chance(f, 90)) {
+                /* Rarely the MR every good SGE uses: traffic needs it. */
+                hd += 1 + fz_below(f, 8);
+            }
             break;
         case QHCA_CMD_DESTROY_CQ:
             hd = fz_cqn(f);
@@ -754,8 +741,10 @@ static void fz_connect(Fz *f)
                                      sizeof(m), NULL));
     /* RESET forgets the rings' indices: so does the model. */
     f->qp[a].sq_pi = f->qp[a].rq_pi = 0;
-    if (f->qp_type[a] == QHCA_QPT_RC) {
-        fz_pair(f, "connect", QHCA_QPT_RC,
+    if (f->qp_type[a] == QHCA_QPT_RC || f->qp_type[a] == QHCA_QPT_XRC_INI ||
+        f->qp_type[a] == QHCA_QPT_XRC_TGT) {
+        /* XRC QPs move as RC QPs (the extra attributes are optional). */
+        fz_pair(f, "connect", f->qp_type[a],
                 hx_connect(&f->h, &f->qp[a], &f->qp[b]));
         return;
     }
@@ -800,7 +789,7 @@ static void fz_connect(Fz *f)
 /* ------------------------------------------------------------------ */
 /* Work requests and doorbells                                         */
 
-static struct qhca_sge fz_sge(Fz *f)
+struct qhca_sge fz_sge(Fz *f)
 {
     uint32_t len = fz_chance(f, 80) ? fz_below(f, 8192) : fz_interesting(f);
 
@@ -820,7 +809,7 @@ static struct qhca_sge fz_sge(Fz *f)
     };
 }
 
-static void fz_send(Fz *f)
+void fz_send(Fz *f)
 {
     int i = fz_slot(f, f->qp_live, FZ_NQP, true);
     uint8_t buf[1024] = { 0 };
@@ -835,11 +824,19 @@ static void fz_send(Fz *f)
         return;
     }
     qp = &f->qp[i];
+    if (!qp->sq_entries) {
+        /* An XRC TGT QP has no SQ: its doorbell is a guest error. */
+        hx_db(&f->h, fz_chance(f, 50) ? qp->uar : fz_below(f, 8),
+              QHCA_DB_SQ, qp->qpn << 16 | fz_below(f, 4));
+        return;
+    }
     room = (qp->sq_stride - sizeof(*w)) / sizeof(*sge);
     n = fz_below(f, MIN(room, 4) + 1);
     w->wr_id = cpu_to_le64(f->steps);
     w->opcode = fz_chance(f, 95) ? fz_below(f, 7) : fz_below(f, 256);
-    w->flags = fz_chance(f, 80) ? QHCA_WQE_F_SIGNALED : fz_below(f, 256);
+    /* Mostly valid: a WQE in error takes its QP down with it. */
+    w->flags = fz_chance(f, 90) ? QHCA_WQE_F_SIGNALED |
+               (fz_below(f, 4) * QHCA_WQE_F_SOLICITED) : fz_below(f, 256);
     w->num_sge = n;
     w->imm_data = g_rand_int(f->r);
     if (fz_chance(f, 60)) {
@@ -852,6 +849,9 @@ static void fz_send(Fz *f)
     }
     w->compare_add = cpu_to_le64(fz_rand64(f));
     w->swap = cpu_to_le64(fz_rand64(f));
+    if (f->qp_type[i] == QHCA_QPT_XRC_INI) {
+        w->xrc_srqn = cpu_to_le32(fzv_xrc_srqn(f));
+    }
     for (j = 0; j < n; j++) {
         sge[j] = fz_sge(f);
     }
@@ -889,7 +889,7 @@ static void fz_send(Fz *f)
                                     fz_below(f, qp->sq_stride) :
                                     fz_interesting(f));
     }
-    if (fz_chance(f, 30)) {
+    if (fz_chance(f, 15)) {
         fz_mutate(f, buf, MIN(qp->sq_stride, sizeof(buf)));
     }
     /*
@@ -940,6 +940,11 @@ static void fz_recv(Fz *f)
     qp = &f->qp[i];
     if (f->qp_srq[i]) {
         fz_srq_post(f);
+        return;
+    }
+    if (!qp->rq_entries) {
+        /* XRC QPs have no RQ: an index other than 0 is a guest error. */
+        hx_db(&f->h, qp->uar, QHCA_DB_RQ, qp->qpn << 16 | fz_below(f, 2));
         return;
     }
     n = fz_below(f, MIN((qp->rq_stride - 16) / 16, 4) + 1);
@@ -1007,7 +1012,7 @@ static void fz_doorbell(Fz *f)
 }
 
 /* Take every CQE that is there; consume the EQ. */
-static void fz_poll(Fz *f)
+void fz_poll(Fz *f)
 {
     QhcaTest *t = f->t;
     struct qhca_cqe cqe;
@@ -1055,6 +1060,14 @@ static void fz_register(Fz *f)
     if (fz_chance(f, 50)) {
         off &= ~3u;
         w = 4;
+    }
+    if (f->msix && off + w > QHCA_MSIX_TABLE_OFFSET &&
+        off < QHCA_MSIX_TABLE_OFFSET + 16 * 64) {
+        /*
+         * With MSI-X on, an unmasked vector would write its message
+         * wherever the fuzzer pointed it, the admin rings included.
+         */
+        off = QHCA_REG_VERSION;
     }
     switch (w) {
     case 1:
@@ -1126,6 +1139,7 @@ static void fz_check_alive(Fz *f, const char *after)
                 PRIu64 ")\n", after, f->steps);
         exit(3);
     }
+    fzv_check_link(f, after);
 }
 
 /* One run: @steps steps from @seed; the pairs seen go to @out. */
@@ -1146,9 +1160,16 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
         { "srq", fz_srq_post, 5 },
         { "poll", fz_poll, 10 },
         { "register", fz_register, 4 },
+        /* qhca-fuzz-verbs.c */
+        { "verbs-cmd", fzv_cmd, 10 },
+        { "build", fzv_build, 6 },
+        { "memop", fzv_memop, 8 },
+        { "fault", fzv_fault, 4 },
+        { "clock", fzv_clock, 4 },
     };
     g_autofree char *props = NULL;
     unsigned total = 0, a;
+    gint64 t0;
     GHashTableIter it;
     gpointer key;
     Fz f = { 0 };
@@ -1157,8 +1178,9 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
         total += actions[a].weight;
     }
     /* Small tables, so that they fill up now and then. */
-    props = g_strdup_printf(",max-uars=8,max-pds=8,max-cqs=12,max-qps=12,"
-                            "max-mrs=32,max-srqs=4,max-eqs=6%s%s%s",
+    props = g_strdup_printf(",id=" FZ_QOM_ID ",max-uars=8,max-pds=8,"
+                            "max-cqs=12,max-qps=12,max-mrs=32,max-srqs=4,"
+                            "max-eqs=6,max-xrcds=3,max-mws=6%s%s%s",
                             trace ? " -D " : "",
                             trace ? trace : "",
                             trace ? " -trace 'qhca_*'" : "");
@@ -1167,6 +1189,15 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
     f.pairs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     f.t = qhca_start(props);
     f.scratch = guest_alloc(&f.t->alloc, FZ_SCRATCH);
+    if (fz_chance(&f, 50)) {
+        /*
+         * Completions and events then signal their vectors (masked, so
+         * only pending bits change).  Enabling maps BAR 0 again.
+         */
+        qpci_msix_enable(f.t->dev);
+        f.t->bar0 = f.t->dev->msix_table_bar;
+        f.msix = true;
+    }
     fz_resync(&f);
 
     for (f.steps = 0; f.steps < steps; f.steps++) {
@@ -1175,8 +1206,15 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
         for (a = 0; pick >= actions[a].weight; a++) {
             pick -= actions[a].weight;
         }
+        t0 = g_get_monotonic_time();
         actions[a].fn(&f);
         fz_check_alive(&f, actions[a].name);
+        if (g_get_monotonic_time() - t0 > G_USEC_PER_SEC) {
+            /* Not a finding, but where a slow run spends its time. */
+            fprintf(f.report, "slow: step %" PRIu64 " (%s) took %.1f s\n",
+                    f.steps, actions[a].name,
+                    (g_get_monotonic_time() - t0) / 1e6);
+        }
     }
     /* A last look at what the engine did, then a clean shutdown. */
     g_usleep(20000);
@@ -1264,6 +1302,11 @@ static void fz_read_trace(const char *path, GHashTable *seen)
     fclose(in);
 }
 
+static int fz_strcmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* The hard link of QEMU, removed however the fuzzer ends. */
 static char *fz_qemu_link;
 
@@ -1296,11 +1339,16 @@ int main(int argc, char **argv)
     gint64 start = g_get_monotonic_time();
     uint64_t runs = 0, execs = 0, findings = 0, restarts = 0, seed;
     uint64_t retried = UINT64_MAX;
+    bool verbose = false;
     int i;
 
     for (i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : "0";
 
+        if (!strcmp(argv[i], "--verbose")) {
+            verbose = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--time")) {
             budget = g_ascii_strtoull(v, NULL, 0);
         } else if (!strcmp(argv[i], "--seed")) {
@@ -1315,7 +1363,8 @@ int main(int argc, char **argv)
             events_file = v;
         } else {
             fprintf(stderr, "usage: %s [--time S] [--seed N] [--seeds N] "
-                    "[--steps N] [--out DIR] [--trace-events FILE]\n",
+                    "[--steps N] [--out DIR] [--trace-events FILE] "
+                    "[--verbose]\n",
                     argv[0]);
             return 2;
         }
@@ -1427,9 +1476,12 @@ int main(int argc, char **argv)
         }
 
         ok = wstatus == 0;
-        if (ok) {
+        if (ok && !getenv("QHCA_FUZZ_KEEP")) {
             unlink(log);
             unlink(trace);
+            continue;
+        }
+        if (ok) {
             continue;
         }
         g_file_get_contents(log, &text, NULL, NULL);
@@ -1503,6 +1555,17 @@ int main(int argc, char **argv)
                 }
             }
             printf("  trace events not reached:%s\n", missed->str);
+        }
+        if (verbose) {
+            /* Every outcome seen, sorted: what the grammar reaches. */
+            g_autofree gpointer *keys =
+                g_hash_table_get_keys_as_array(pairs, NULL);
+            guint n = g_hash_table_size(pairs), k;
+
+            qsort(keys, n, sizeof(*keys), fz_strcmp);
+            for (k = 0; k < n; k++) {
+                printf("  outcome %s\n", (char *)keys[k]);
+            }
         }
         printf("findings: %" PRIu64 "%s%s\n", findings,
                findings ? ", logs in " : "", findings ? outdir : "");

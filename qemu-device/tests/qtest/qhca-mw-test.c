@@ -24,64 +24,22 @@ typedef struct Mwt {
     QhcaTest *t;
     uint32_t uar;
     uint32_t pdn;
-    uint32_t eqn;
-    uint32_t cqn;
-    uint64_t cq;
-    uint64_t dbrec;
-    uint32_t ci;
+    QhcaEq eq;
+    QhcaCq cq;
     uint32_t lkey;              /* physical MR over RAM, with MW_BIND */
     uint32_t plain_lkey;        /* physical MR without MW_BIND */
 } Mwt;
 
-static uint32_t mwt_reg_phys(Mwt *m, uint8_t access, uint8_t key)
-{
-    struct qhca_cmd_reg_mr mr = {
-        .length = cpu_to_le64(RAM_END),
-        .pdn = cpu_to_le32(m->pdn),
-        .access = access,
-        .key = key,
-        .page_shift = 12,
-        .flags = QHCA_MR_F_PHYS,
-    };
-    uint32_t index;
-
-    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &mr, sizeof(mr), &index),
-                     ==, QHCA_AQ_SUCCESS);
-    return index << 8 | key;
-}
-
 static Mwt *mwt_start(const char *props)
 {
     Mwt *m = g_new0(Mwt, 1);
-    QhcaTest *t = qhca_start(props);
-    uint64_t eq;
-    struct qhca_cmd_create_cq c = { 0 };
-    size_t size = sizeof(struct qhca_cqe) << CQ_LOG2;
+    QhcaTest *t = qt_start_dp(props, &m->uar, &m->pdn, &m->eq, 0);
 
     m->t = t;
-    qt_enable(t, 5);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &m->uar), ==,
-                     QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &m->pdn), ==,
-                     QHCA_AQ_SUCCESS);
-    eq = guest_alloc(&t->alloc, 64 * sizeof(struct qhca_eqe));
-    qtest_memset(t->qts, eq, 0, 64 * sizeof(struct qhca_eqe));
-    g_assert_cmpuint(qt_create_eq(t, eq, 6, 2, 0, &m->eqn), ==,
-                     QHCA_AQ_SUCCESS);
-    m->cq = guest_alloc(&t->alloc, size);
-    m->dbrec = guest_alloc(&t->alloc, 64);
-    qtest_memset(t->qts, m->cq, 0, size);
-    qtest_memset(t->qts, m->dbrec, 0, 4);
-    c.ring_addr = cpu_to_le64(m->cq);
-    c.dbrec_addr = cpu_to_le64(m->dbrec);
-    c.eqn = cpu_to_le32(m->eqn);
-    c.uar = cpu_to_le32(m->uar);
-    c.depth_log2 = CQ_LOG2;
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_CQ, &c, sizeof(c), &m->cqn),
-                     ==, QHCA_AQ_SUCCESS);
-    m->lkey = mwt_reg_phys(m, MR_ACCESS, 0x11);
-    m->plain_lkey = mwt_reg_phys(m, QHCA_ACCESS_LOCAL_WRITE |
-                                 QHCA_ACCESS_REMOTE_WRITE, 0x22);
+    qt_cq_init(t, &m->cq, CQ_LOG2, m->eq.eqn, m->uar);
+    m->lkey = qt_reg_phys_mr(t, m->pdn, MR_ACCESS, 0x11, 12);
+    m->plain_lkey = qt_reg_phys_mr(t, m->pdn, QHCA_ACCESS_LOCAL_WRITE |
+                                   QHCA_ACCESS_REMOTE_WRITE, 0x22, 12);
     return m;
 }
 
@@ -92,34 +50,6 @@ static void mwt_stop(Mwt *m)
     g_free(m);
 }
 
-/* The next CQE, within the timeout. */
-static struct qhca_cqe mwt_cqe(Mwt *m)
-{
-    uint64_t addr = m->cq + (m->ci & ((1u << CQ_LOG2) - 1)) *
-                            sizeof(struct qhca_cqe);
-    uint8_t phase = ((m->ci >> CQ_LOG2) & 1) ^ 1;
-    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
-    struct qhca_cqe cqe;
-    uint32_t rec;
-
-    while ((qtest_readb(m->t->qts, addr + offsetof(struct qhca_cqe, owner)) &
-            QHCA_CQE_OWNER_PHASE) != phase) {
-        g_assert(g_get_monotonic_time() < end);
-        g_usleep(100);
-    }
-    qtest_memread(m->t->qts, addr, &cqe, sizeof(cqe));
-    m->ci++;
-    rec = cpu_to_le32(m->ci);
-    qtest_memwrite(m->t->qts, m->dbrec, &rec, sizeof(rec));
-    return cqe;
-}
-
-static void mwt_modify(Mwt *m, struct qhca_cmd_modify_qp *mq)
-{
-    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_MODIFY_QP, mq, sizeof(*mq), NULL),
-                     ==, QHCA_AQ_SUCCESS);
-}
-
 /* An RC QP of PD @pdn in RTS, connected to itself; returns its number. */
 static uint32_t mwt_qp(Mwt *m, uint32_t pdn, uint64_t *sq)
 {
@@ -127,15 +57,23 @@ static uint32_t mwt_qp(Mwt *m, uint32_t pdn, uint64_t *sq)
     struct qhca_cmd_create_qp c = {
         .pdn = cpu_to_le32(pdn),
         .uar = cpu_to_le32(m->uar),
-        .send_cqn = cpu_to_le16(m->cqn),
-        .recv_cqn = cpu_to_le16(m->cqn),
+        .send_cqn = cpu_to_le16(m->cq.cqn),
+        .recv_cqn = cpu_to_le16(m->cq.cqn),
         .type = QHCA_QPT_RC,
         .sq_depth_log2 = SQ_LOG2,
         .sq_stride_log2 = SQ_STRIDE_LOG2,
         .rq_depth_log2 = 2,
         .rq_stride_log2 = 6,
     };
-    struct qhca_cmd_modify_qp mq;
+    const QhcaPath path = {
+        .rc = true,
+        .dlid = LID,
+        .mtu = 3,
+        .min_rnr_timer = 1,
+        .timeout = 14,
+        .retry_cnt = 7,
+        .rnr_retry = 7,
+    };
     uint32_t qpn;
 
     *sq = guest_alloc(&m->t->alloc, size);
@@ -144,38 +82,7 @@ static uint32_t mwt_qp(Mwt *m, uint32_t pdn, uint64_t *sq)
     c.rq_addr = cpu_to_le64(guest_alloc(&m->t->alloc, 256));
     g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn),
                      ==, QHCA_AQ_SUCCESS);
-    mq = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_ACCESS),
-        .state = QHCA_QPS_INIT,
-    };
-    mwt_modify(m, &mq);
-    mq = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
-                                 QHCA_QP_ATTR_DEST_QPN | QHCA_QP_ATTR_RQ_PSN |
-                                 QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                                 QHCA_QP_ATTR_MIN_RNR_TIMER),
-        .state = QHCA_QPS_RTR,
-        .dlid = cpu_to_le16(LID),
-        .path_mtu = 3,
-        .dest_qpn = cpu_to_le32(qpn),
-        .min_rnr_timer = 1,
-    };
-    mwt_modify(m, &mq);
-    mq = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
-                                 QHCA_QP_ATTR_TIMEOUT |
-                                 QHCA_QP_ATTR_RETRY_CNT |
-                                 QHCA_QP_ATTR_RNR_RETRY |
-                                 QHCA_QP_ATTR_MAX_RD_ATOMIC),
-        .state = QHCA_QPS_RTS,
-        .timeout = 14,
-        .retry_cnt = 7,
-        .rnr_retry = 7,
-    };
-    mwt_modify(m, &mq);
+    qt_connect(m->t, qpn, qpn, &path);
     return qpn;
 }
 
@@ -194,9 +101,8 @@ static struct qhca_cqe mwt_run_pd(Mwt *m, uint32_t pdn, const void *wqe)
     w.flags |= QHCA_WQE_F_SIGNALED;
     w.wr_id = cpu_to_le64(0x77);
     qtest_memwrite(m->t->qts, sq, &w, sizeof(w));
-    qpci_io_writel(m->t->dev, m->t->bar2,
-                   m->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ, qpn << 16 | 1);
-    cqe = mwt_cqe(m);
+    qt_db(m->t, m->uar, QHCA_DB_SQ, qpn, 1);
+    cqe = qt_cq_take(m->t, &m->cq);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x77);
     g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qpn);
     g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DESTROY_QP, qpn), ==,
@@ -564,10 +470,7 @@ static void test_fast_reg_wqes(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-
-    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
-        g_test_skip("q35 with qhca not available");
+    if (!qt_init(&argc, &argv)) {
         return g_test_run();
     }
 

@@ -3,8 +3,8 @@
  * qtest helpers for the qhca InfiniBand HCA model: the test plays the
  * driver with plain register and memory accesses.  It brings the admin
  * queue up, submits commands and polls their completions by phase bit,
- * without interrupts.  The qtests qhca-test (interface 1.0) and
- * qhca-dp-test (the data path) share these.
+ * without interrupts.  Every qhca qtest shares these: qhca-test
+ * (interface 1.0) the admin queue, the others the data path too.
  */
 #ifndef QHCA_QTEST_H
 #define QHCA_QTEST_H
@@ -47,6 +47,7 @@ typedef struct QhcaCompletion {
     uint16_t sq_head;
 } QhcaCompletion;
 
+bool qt_init(int *argc, char ***argv);
 QhcaTest *qhca_start(const char *props);
 void qhca_stop(QhcaTest *t);
 
@@ -76,5 +77,85 @@ void qt_assert_objects(QhcaTest *t, uint32_t uars, uint32_t pds,
 uint8_t qt_create_eq(QhcaTest *t, uint64_t base, uint8_t depth_log2,
                      uint16_t vector, uint32_t mask, uint32_t *eqn);
 struct qhca_eqe qt_read_eqe(QhcaTest *t, uint64_t base, uint32_t slot);
+
+/*
+ * The data path as the qtests other than qhca-test drive it: event and
+ * completion queues kept as the driver keeps them, rings written slot by
+ * slot, doorbells, the common commands and the RC connection sequence.
+ */
+
+/* An event queue: its ring of @entries EQEs, consumed up to @head. */
+typedef struct QhcaEq {
+    uint32_t eqn;
+    uint64_t ring;
+    uint32_t entries;
+    uint32_t head;
+} QhcaEq;
+
+/* A completion queue: ring, doorbell record, consumer index. */
+typedef struct QhcaCq {
+    uint32_t cqn;
+    uint64_t ring;
+    uint64_t dbrec;
+    uint32_t entries;
+    uint32_t ci;
+} QhcaCq;
+
+/* What an RC (or, with @rc false, UC) QP is connected with. */
+typedef struct QhcaPath {
+    bool rc;                    /* set the RC-only attributes too */
+    uint16_t dlid;
+    uint8_t mtu;
+    uint8_t access;
+    uint32_t rq_psn;
+    uint32_t sq_psn;
+    uint8_t max_dest_rd_atomic;
+    uint8_t min_rnr_timer;
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t max_rd_atomic;
+} QhcaPath;
+
+QTestState *qt_hotplug_start(void);
+void qt_assert_prop_out_of_range(QTestState *qts, const char *name,
+                                 int64_t value);
+
+QhcaTest *qt_start_dp(const char *props, uint32_t *uar, uint32_t *pdn,
+                      QhcaEq *eq, uint32_t events);
+bool qt_wait(bool (*ready)(void *), void *opaque);
+void qt_alloc_uar_pd(QhcaTest *t, uint32_t *uar, uint32_t *pdn);
+uint32_t qt_reg_phys_mr(QhcaTest *t, uint32_t pdn, uint8_t access,
+                        uint8_t key, uint8_t page_shift);
+struct qhca_counters qt_counters(QhcaTest *t);
+uint64_t qt_counter(QhcaTest *t, enum qhca_counter i);
+
+void qt_eq_init(QhcaTest *t, QhcaEq *eq, uint8_t depth_log2,
+                uint16_t vector, uint32_t mask);
+bool qt_eqe_ready(QhcaTest *t, const QhcaEq *eq);
+bool qt_eq_next(QhcaTest *t, QhcaEq *eq, bool wait, struct qhca_eqe *e);
+
+void qt_cq_init(QhcaTest *t, QhcaCq *cq, uint8_t depth_log2, uint32_t eqn,
+                uint32_t uar);
+uint64_t qt_cqe_addr(const QhcaCq *cq);
+bool qt_cq_ready(QhcaTest *t, const QhcaCq *cq);
+bool qt_cq_poll(QhcaTest *t, QhcaCq *cq, struct qhca_cqe *cqe, bool wait);
+struct qhca_cqe qt_cq_take(QhcaTest *t, QhcaCq *cq);
+void qt_cq_assert_empty(QhcaTest *t, const QhcaCq *cq);
+
+uint64_t qt_slot(uint64_t ring, uint16_t idx, uint8_t depth_log2,
+                 uint8_t stride_log2);
+void qt_write_wqe(QhcaTest *t, uint64_t slot, const void *w, size_t wlen,
+                  const struct qhca_sge *sge, unsigned nsge);
+void qt_write_rwqe(QhcaTest *t, uint64_t slot, uint64_t wr_id,
+                   const struct qhca_sge *sge, unsigned nsge);
+void qt_db(QhcaTest *t, uint32_t uar, uint32_t reg, uint32_t num,
+           uint16_t idx);
+
+uint8_t qt_modify_qp(QhcaTest *t, struct qhca_cmd_modify_qp *m);
+struct qhca_qp_attr qt_query_qp(QhcaTest *t, uint32_t qpn);
+struct qhca_srq_attr qt_query_srq(QhcaTest *t, uint32_t srqn);
+void qt_connect(QhcaTest *t, uint32_t qpn, uint32_t dest_qpn,
+                const QhcaPath *p);
 
 #endif /* QHCA_QTEST_H */

@@ -9,7 +9,6 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
-#include "qobject/qdict.h"
 #include "qhca-qtest.h"
 
 #define SQ_LOG2             4
@@ -29,18 +28,9 @@ typedef struct Srt {
     QhcaTest *t;
     uint32_t uar;
     uint32_t pdn;
-    uint32_t eqn;
-    uint64_t eq;
-    uint32_t eq_head;
+    QhcaEq eq;
     uint32_t lkey;              /* a physical MR over all of RAM */
 } Srt;
-
-typedef struct SrtCq {
-    uint32_t cqn;
-    uint64_t ring;
-    uint64_t dbrec;
-    uint32_t ci;
-} SrtCq;
 
 typedef struct SrtSrq {
     uint32_t srqn;
@@ -54,36 +44,15 @@ typedef struct SrtQp {
     uint16_t sq_pi;
 } SrtQp;
 
-#define EQ_ENTRIES          64
 #define CQ_LOG2             6
 
 static Srt *srt_start(const char *props)
 {
     Srt *s = g_new0(Srt, 1);
-    QhcaTest *t = qhca_start(props);
-    struct qhca_cmd_reg_mr mr = {
-        .length = cpu_to_le64(RAM_END),
-        .access = QHCA_ACCESS_LOCAL_WRITE,
-        .key = 0x5a,
-        .page_shift = 12,
-        .flags = QHCA_MR_F_PHYS,
-    };
-    uint32_t index;
 
-    s->t = t;
-    qt_enable(t, 5);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &s->uar), ==,
-                     QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &s->pdn), ==,
-                     QHCA_AQ_SUCCESS);
-    s->eq = guest_alloc(&t->alloc, EQ_ENTRIES * sizeof(struct qhca_eqe));
-    qtest_memset(t->qts, s->eq, 0, EQ_ENTRIES * sizeof(struct qhca_eqe));
-    g_assert_cmpuint(qt_create_eq(t, s->eq, 6, 2, EVENTS, &s->eqn), ==,
-                     QHCA_AQ_SUCCESS);
-    mr.pdn = cpu_to_le32(s->pdn);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &mr, sizeof(mr), &index),
-                     ==, QHCA_AQ_SUCCESS);
-    s->lkey = index << 8 | mr.key;
+    s->t = qt_start_dp(props, &s->uar, &s->pdn, &s->eq, EVENTS);
+    s->lkey = qt_reg_phys_mr(s->t, s->pdn, QHCA_ACCESS_LOCAL_WRITE, 0x5a,
+                             12);
     return s;
 }
 
@@ -94,41 +63,15 @@ static void srt_stop(Srt *s)
     g_free(s);
 }
 
-static bool srt_wait(bool (*ready)(void *), void *opaque)
-{
-    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
-
-    while (!ready(opaque)) {
-        if (g_get_monotonic_time() > end) {
-            return false;
-        }
-        g_usleep(100);
-    }
-    return true;
-}
-
-static bool srt_eqe_ready(void *opaque)
-{
-    Srt *s = opaque;
-    uint8_t phase = ((s->eq_head / EQ_ENTRIES) & 1) ^ 1;
-    struct qhca_eqe e = qt_read_eqe(s->t, s->eq, s->eq_head % EQ_ENTRIES);
-
-    return (e.flags & QHCA_EQE_FLAGS_PHASE) == phase;
-}
-
 /* The next event other than a completion event, or type 0. */
 static struct qhca_eqe srt_event(Srt *s, bool wait)
 {
     struct qhca_eqe e;
 
     for (;;) {
-        if (!(wait ? srt_wait(srt_eqe_ready, s) : srt_eqe_ready(s))) {
+        if (!qt_eq_next(s->t, &s->eq, wait, &e)) {
             return (struct qhca_eqe) { 0 };
         }
-        e = qt_read_eqe(s->t, s->eq, s->eq_head % EQ_ENTRIES);
-        s->eq_head++;
-        qt_wr(s->t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, s->eqn) |
-              (s->eq_head % EQ_ENTRIES));
         if (e.type != QHCA_EVENT_COMPLETION) {
             return e;
         }
@@ -149,70 +92,12 @@ static void srt_no_event(Srt *s)
     g_assert_cmpuint(srt_event(s, false).type, ==, 0);
 }
 
-static SrtCq *srt_cq(Srt *s)
+static QhcaCq *srt_cq(Srt *s)
 {
-    SrtCq *cq = g_new0(SrtCq, 1);
-    struct qhca_cmd_create_cq c = { 0 };
-    size_t size = sizeof(struct qhca_cqe) << CQ_LOG2;
+    QhcaCq *cq = g_new0(QhcaCq, 1);
 
-    cq->ring = guest_alloc(&s->t->alloc, size);
-    cq->dbrec = guest_alloc(&s->t->alloc, 64);
-    qtest_memset(s->t->qts, cq->ring, 0, size);
-    qtest_memset(s->t->qts, cq->dbrec, 0, 4);
-    c.ring_addr = cpu_to_le64(cq->ring);
-    c.dbrec_addr = cpu_to_le64(cq->dbrec);
-    c.eqn = cpu_to_le32(s->eqn);
-    c.uar = cpu_to_le32(s->uar);
-    c.depth_log2 = CQ_LOG2;
-    g_assert_cmpuint(qt_cmd(s->t, QHCA_CMD_CREATE_CQ, &c, sizeof(c),
-                            &cq->cqn), ==, QHCA_AQ_SUCCESS);
+    qt_cq_init(s->t, cq, CQ_LOG2, s->eq.eqn, s->uar);
     return cq;
-}
-
-typedef struct SrtCqPoll {
-    Srt *s;
-    SrtCq *cq;
-} SrtCqPoll;
-
-static uint64_t srt_cqe_addr(SrtCq *cq)
-{
-    return cq->ring + (cq->ci & ((1u << CQ_LOG2) - 1)) *
-                      sizeof(struct qhca_cqe);
-}
-
-static bool srt_cqe_ready(void *opaque)
-{
-    SrtCqPoll *p = opaque;
-    uint8_t phase = ((p->cq->ci >> CQ_LOG2) & 1) ^ 1;
-    uint8_t owner = qtest_readb(p->s->t->qts, srt_cqe_addr(p->cq) +
-                                offsetof(struct qhca_cqe, owner));
-
-    return (owner & QHCA_CQE_OWNER_PHASE) == phase;
-}
-
-static struct qhca_cqe srt_cqe(Srt *s, SrtCq *cq)
-{
-    SrtCqPoll p = { s, cq };
-    struct qhca_cqe cqe;
-    uint32_t rec;
-
-    g_assert(srt_wait(srt_cqe_ready, &p));
-    qtest_memread(s->t->qts, srt_cqe_addr(cq), &cqe, sizeof(cqe));
-    cq->ci++;
-    rec = cpu_to_le32(cq->ci);
-    qtest_memwrite(s->t->qts, cq->dbrec, &rec, sizeof(rec));
-    return cqe;
-}
-
-static void srt_no_cqe(Srt *s, SrtCq *cq)
-{
-    SrtCqPoll p = { s, cq };
-    int i;
-
-    for (i = 0; i < 20; i++) {
-        g_assert(!srt_cqe_ready(&p));
-        g_usleep(1000);
-    }
 }
 
 static struct qhca_cmd_create_srq srt_srq_params(Srt *s)
@@ -247,16 +132,6 @@ static SrtSrq *srt_srq(Srt *s)
     return srq;
 }
 
-static struct qhca_srq_attr srt_query_srq(Srt *s, uint32_t srqn)
-{
-    struct qhca_cmd_handle h = { .handle = cpu_to_le32(srqn) };
-    struct qhca_srq_attr a;
-
-    g_assert_cmpuint(qt_query(s->t, QHCA_CMD_QUERY_SRQ, &h, sizeof(h), &a,
-                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
-    return a;
-}
-
 static uint8_t srt_modify_srq(Srt *s, uint32_t srqn, uint32_t mask,
                               uint32_t limit)
 {
@@ -271,32 +146,30 @@ static uint8_t srt_modify_srq(Srt *s, uint32_t srqn, uint32_t mask,
 
 static void srt_srq_db(Srt *s, uint32_t uar, uint32_t srqn, uint16_t idx)
 {
-    qpci_io_writel(s->t->dev, s->t->bar2,
-                   uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SRQ, srqn << 16 | idx);
+    qt_db(s->t, uar, QHCA_DB_SRQ, srqn, idx);
+}
+
+static struct qhca_sge srt_sge(Srt *s, uint64_t buf, uint32_t len)
+{
+    return (struct qhca_sge) {
+        .addr = cpu_to_le64(buf),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(s->lkey),
+    };
 }
 
 /* Write a receive WQE of one SGE at the producer index; no doorbell. */
 static void srt_srq_wqe(Srt *s, SrtSrq *srq, uint64_t wr_id, uint64_t buf,
                         uint32_t len)
 {
-    uint64_t slot = srq->ring + ((uint64_t)(srq->pi & ((1u << SRQ_LOG2) - 1))
-                                 << SRQ_STRIDE_LOG2);
-    struct qhca_rq_wqe w = {
-        .wr_id = cpu_to_le64(wr_id),
-        .num_sge = 1,
-    };
-    struct qhca_sge sge = {
-        .addr = cpu_to_le64(buf),
-        .length = cpu_to_le32(len),
-        .lkey = cpu_to_le32(s->lkey),
-    };
+    struct qhca_sge sge = srt_sge(s, buf, len);
 
-    qtest_memwrite(s->t->qts, slot, &w, sizeof(w));
-    qtest_memwrite(s->t->qts, slot + sizeof(w), &sge, sizeof(sge));
+    qt_write_rwqe(s->t, qt_slot(srq->ring, srq->pi, SRQ_LOG2,
+                                SRQ_STRIDE_LOG2), wr_id, &sge, 1);
     srq->pi++;
 }
 
-static struct qhca_cmd_create_qp srt_qp_params(Srt *s, SrtCq *cq)
+static struct qhca_cmd_create_qp srt_qp_params(Srt *s, QhcaCq *cq)
 {
     size_t size = 1u << (SQ_LOG2 + SQ_STRIDE_LOG2);
     struct qhca_cmd_create_qp c = {
@@ -315,7 +188,7 @@ static struct qhca_cmd_create_qp srt_qp_params(Srt *s, SrtCq *cq)
 }
 
 /* A QP on @srq, or with an RQ of its own when @srq is NULL. */
-static SrtQp *srt_qp(Srt *s, SrtCq *cq, SrtSrq *srq)
+static SrtQp *srt_qp(Srt *s, QhcaCq *cq, SrtSrq *srq)
 {
     SrtQp *qp = g_new0(SrtQp, 1);
     struct qhca_cmd_create_qp c = srt_qp_params(s, cq);
@@ -334,60 +207,22 @@ static SrtQp *srt_qp(Srt *s, SrtCq *cq, SrtSrq *srq)
     return qp;
 }
 
-static uint8_t srt_modify_qp(Srt *s, struct qhca_cmd_modify_qp *m)
-{
-    return qt_cmd(s->t, QHCA_CMD_MODIFY_QP, m, sizeof(*m), NULL);
-}
-
-static struct qhca_qp_attr srt_query_qp(Srt *s, SrtQp *qp)
-{
-    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qp->qpn) };
-    struct qhca_qp_attr a;
-
-    g_assert_cmpuint(qt_query(s->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
-                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
-    return a;
-}
-
 /* RESET -> INIT -> RTR -> RTS towards @dest, RNR retries forever. */
 static void srt_connect_one(Srt *s, SrtQp *qp, SrtQp *dest)
 {
-    struct qhca_cmd_modify_qp m = {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_ACCESS),
-        .state = QHCA_QPS_INIT,
-    };
-
-    g_assert_cmpuint(srt_modify_qp(s, &m), ==, QHCA_AQ_SUCCESS);
-    m = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
-                                 QHCA_QP_ATTR_DEST_QPN |
-                                 QHCA_QP_ATTR_RQ_PSN |
-                                 QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                                 QHCA_QP_ATTR_MIN_RNR_TIMER),
-        .state = QHCA_QPS_RTR,
-        .dlid = cpu_to_le16(LID),
-        .path_mtu = MTU_1024,
-        .dest_qpn = cpu_to_le32(dest->qpn),
-        .rq_psn = cpu_to_le32(dest->qpn),
+    const QhcaPath path = {
+        .rc = true,
+        .dlid = LID,
+        .mtu = MTU_1024,
+        .rq_psn = dest->qpn,
+        .sq_psn = qp->qpn,
         .min_rnr_timer = 1,
-    };
-    g_assert_cmpuint(srt_modify_qp(s, &m), ==, QHCA_AQ_SUCCESS);
-    m = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
-                                 QHCA_QP_ATTR_TIMEOUT |
-                                 QHCA_QP_ATTR_RETRY_CNT |
-                                 QHCA_QP_ATTR_RNR_RETRY |
-                                 QHCA_QP_ATTR_MAX_RD_ATOMIC),
-        .state = QHCA_QPS_RTS,
-        .sq_psn = cpu_to_le32(qp->qpn),
         .timeout = 14,
         .retry_cnt = 7,
         .rnr_retry = 7,
     };
-    g_assert_cmpuint(srt_modify_qp(s, &m), ==, QHCA_AQ_SUCCESS);
+
+    qt_connect(s->t, qp->qpn, dest->qpn, &path);
 }
 
 static void srt_connect(Srt *s, SrtQp *a, SrtQp *b)
@@ -400,35 +235,18 @@ static void srt_connect(Srt *s, SrtQp *a, SrtQp *b)
 static void srt_send(Srt *s, SrtQp *qp, uint64_t wr_id, uint64_t buf,
                      uint32_t len)
 {
-    uint64_t slot = qp->sq + ((uint64_t)(qp->sq_pi & ((1u << SQ_LOG2) - 1))
-                              << SQ_STRIDE_LOG2);
     struct qhca_sq_wqe w = {
         .wr_id = cpu_to_le64(wr_id),
         .opcode = QHCA_WR_SEND,
         .flags = QHCA_WQE_F_SIGNALED,
         .num_sge = 1,
     };
-    struct qhca_sge sge = {
-        .addr = cpu_to_le64(buf),
-        .length = cpu_to_le32(len),
-        .lkey = cpu_to_le32(s->lkey),
-    };
+    struct qhca_sge sge = srt_sge(s, buf, len);
 
-    qtest_memwrite(s->t->qts, slot, &w, sizeof(w));
-    qtest_memwrite(s->t->qts, slot + sizeof(w), &sge, sizeof(sge));
+    qt_write_wqe(s->t, qt_slot(qp->sq, qp->sq_pi, SQ_LOG2, SQ_STRIDE_LOG2),
+                 &w, sizeof(w), &sge, 1);
     qp->sq_pi++;
-    qpci_io_writel(s->t->dev, s->t->bar2,
-                   s->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ,
-                   qp->qpn << 16 | qp->sq_pi);
-}
-
-static uint64_t srt_counter(Srt *s, enum qhca_counter i)
-{
-    struct qhca_counters c;
-
-    g_assert_cmpuint(qt_query(s->t, QHCA_CMD_QUERY_COUNTERS, NULL, 0, &c,
-                              sizeof(c)), ==, QHCA_AQ_SUCCESS);
-    return le64_to_cpu(c.cnt[i]);
+    qt_db(s->t, s->uar, QHCA_DB_SQ, qp->qpn, qp->sq_pi);
 }
 
 /* ------------------------------------------------------------------ */
@@ -456,20 +274,11 @@ static void test_bad_props(void)
         { "max-srqs", 0 }, { "max-srqs", 65536 },
         { "max-srq-wr", 1 }, { "max-srq-wr", 32769 },
     };
-    QTestState *qts;
-    QDict *rsp;
+    QTestState *qts = qt_hotplug_start();
     size_t i;
 
-    qts = qtest_init("-machine q35 -nic none -vga none "
-                     "-device pcie-root-port,id=rp0,chassis=1");
     for (i = 0; i < ARRAY_SIZE(bad); i++) {
-        rsp = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
-                        "{'driver': 'qhca', 'bus': 'rp0', 'id': 'bad', "
-                        "%s: %" PRId64 "}}", bad[i].name, bad[i].value);
-        g_assert(qdict_haskey(rsp, "error"));
-        g_assert_nonnull(strstr(qdict_get_str(qdict_get_qdict(rsp, "error"),
-                                              "desc"), "out of range"));
-        qobject_unref(rsp);
+        qt_assert_prop_out_of_range(qts, bad[i].name, bad[i].value);
     }
     qtest_quit(qts);
 }
@@ -487,7 +296,7 @@ static void test_srq_commands(void)
     c = srt_srq_params(s);
     g_assert_cmpuint(srt_create_srq_cmd(s, &c, &srqn), ==, QHCA_AQ_SUCCESS);
     g_assert_cmpuint(srqn, >=, 1);
-    a = srt_query_srq(s, srqn);
+    a = qt_query_srq(s->t, srqn);
     g_assert_cmpuint(le32_to_cpu(a.srqn), ==, srqn);
     g_assert_cmpuint(le32_to_cpu(a.pdn), ==, s->pdn);
     g_assert_cmpuint(a.depth_log2, ==, SRQ_LOG2);
@@ -539,7 +348,7 @@ static void test_srq_commands(void)
     c = srt_srq_params(s);
     c.limit = cpu_to_le32(1u << SRQ_LOG2);
     g_assert_cmpuint(srt_create_srq_cmd(s, &c, &srqn2), ==, QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srqn2).limit), ==,
+    g_assert_cmpuint(le32_to_cpu(qt_query_srq(s->t, srqn2).limit), ==,
                      1u << SRQ_LOG2);
     g_assert_cmpuint(srt_create_srq_cmd(s, &c, &n), ==,
                      QHCA_AQ_NO_RESOURCES);
@@ -549,7 +358,7 @@ static void test_srq_commands(void)
     /* MODIFY_SRQ. */
     g_assert_cmpuint(srt_modify_srq(s, srqn, QHCA_SRQ_ATTR_LIMIT, 3), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srqn).limit), ==, 3);
+    g_assert_cmpuint(le32_to_cpu(qt_query_srq(s->t, srqn).limit), ==, 3);
     g_assert_cmpuint(srt_modify_srq(s, srqn, QHCA_SRQ_ATTR_LIMIT,
                                     (1u << SRQ_LOG2) + 1), ==,
                      QHCA_AQ_BAD_PARAM);
@@ -560,10 +369,10 @@ static void test_srq_commands(void)
                      QHCA_AQ_BAD_HANDLE);
     g_assert_cmpuint(srt_modify_srq(s, 3, QHCA_SRQ_ATTR_LIMIT, 1), ==,
                      QHCA_AQ_BAD_HANDLE);
-    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srqn).limit), ==, 3);
+    g_assert_cmpuint(le32_to_cpu(qt_query_srq(s->t, srqn).limit), ==, 3);
     g_assert_cmpuint(srt_modify_srq(s, srqn, QHCA_SRQ_ATTR_LIMIT, 0), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srqn).limit), ==, 0);
+    g_assert_cmpuint(le32_to_cpu(qt_query_srq(s->t, srqn).limit), ==, 0);
 
     /* QUERY_SRQ/DESTROY_SRQ of nothing; the PD is busy while it lives. */
     g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_SRQ, &nothing,
@@ -588,7 +397,7 @@ static void test_srq_qp(void)
 {
     Srt *s = srt_start("");
     QhcaTest *t = s->t;
-    SrtCq *cq = srt_cq(s);
+    QhcaCq *cq = srt_cq(s);
     SrtSrq *srq = srt_srq(s);
     struct qhca_cmd_create_qp c;
     struct qhca_cmd_create_srq sc;
@@ -641,24 +450,23 @@ static void test_srq_qp(void)
 
     /* Attached: counted, busy, reported by QUERY_QP. */
     qp = srt_qp(s, cq, srq);
-    qa = srt_query_qp(s, qp);
+    qa = qt_query_qp(s->t, qp->qpn);
     g_assert_cmpuint(qa.flags & QHCA_QP_F_SRQ, ==, QHCA_QP_F_SRQ);
     g_assert_cmpuint(le16_to_cpu(qa.srqn), ==, srq->srqn);
-    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srq->srqn).qp_refs), ==,
+    g_assert_cmpuint(le32_to_cpu(qt_query_srq(s->t, srq->srqn).qp_refs), ==,
                      1);
     g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srq->srqn), ==,
                      QHCA_AQ_BAD_STATE);
 
     /* A QP on an SRQ has no RQ doorbell. */
     srt_connect_one(s, qp, qp);
-    qpci_io_writel(t->dev, t->bar2, s->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_RQ,
-                   qp->qpn << 16 | 1);
+    qt_db(t, s->uar, QHCA_DB_RQ, qp->qpn, 1);
     qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
-    g_assert_cmpuint(le16_to_cpu(srt_query_qp(s, qp).rq_ci), ==, 0);
+    g_assert_cmpuint(le16_to_cpu(qt_query_qp(s->t, qp->qpn).rq_ci), ==, 0);
 
     g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, qp->qpn), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srq->srqn).qp_refs), ==,
+    g_assert_cmpuint(le32_to_cpu(qt_query_srq(s->t, srq->srqn).qp_refs), ==,
                      0);
     g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srq->srqn), ==,
                      QHCA_AQ_SUCCESS);
@@ -690,21 +498,21 @@ static void test_srq_doorbell(void)
     /* Not 32 bits wide. */
     qpci_io_writew(t->dev, t->bar2, s->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SRQ,
                    1);
-    bad = srt_counter(s, QHCA_CNT_BAD_DOORBELLS);
+    bad = qt_counter(s->t, QHCA_CNT_BAD_DOORBELLS);
     g_assert_cmpuint(bad, ==, 6);
-    a = srt_query_srq(s, srq->srqn);
+    a = qt_query_srq(s->t, srq->srqn);
     g_assert_cmpuint(le16_to_cpu(a.pi), ==, 0);
 
     /* A good one, the whole ring. */
     srt_srq_db(s, s->uar, srq->srqn, 1u << SRQ_LOG2);
-    a = srt_query_srq(s, srq->srqn);
+    a = qt_query_srq(s->t, srq->srqn);
     g_assert_cmpuint(le16_to_cpu(a.pi), ==, 1u << SRQ_LOG2);
 
     /* Going back is caught when the device applies it. */
     srt_srq_db(s, s->uar, srq->srqn, 3);
-    a = srt_query_srq(s, srq->srqn);
+    a = qt_query_srq(s->t, srq->srqn);
     g_assert_cmpuint(le16_to_cpu(a.pi), ==, 1u << SRQ_LOG2);
-    g_assert_cmpuint(srt_counter(s, QHCA_CNT_BAD_DOORBELLS), ==, bad + 1);
+    g_assert_cmpuint(qt_counter(s->t, QHCA_CNT_BAD_DOORBELLS), ==, bad + 1);
     qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
     g_assert_cmpuint(a.state, ==, QHCA_SRQ_STATE_READY);
 
@@ -712,7 +520,7 @@ static void test_srq_doorbell(void)
                      QHCA_AQ_SUCCESS);
     /* A destroyed SRQ takes no doorbell. */
     srt_srq_db(s, s->uar, srq->srqn, 1);
-    g_assert_cmpuint(srt_counter(s, QHCA_CNT_BAD_DOORBELLS), ==, bad + 2);
+    g_assert_cmpuint(qt_counter(s->t, QHCA_CNT_BAD_DOORBELLS), ==, bad + 2);
     g_free(srq);
     srt_stop(s);
 }
@@ -727,8 +535,8 @@ static void test_srq_traffic(void)
 {
     Srt *s = srt_start("");
     QhcaTest *t = s->t;
-    SrtCq *cq = srt_cq(s);
-    SrtCq *rcq = srt_cq(s);
+    QhcaCq *cq = srt_cq(s);
+    QhcaCq *rcq = srt_cq(s);
     SrtSrq *srq = srt_srq(s);
     SrtQp *snd[2], *rcv[2];
     uint64_t src = guest_alloc(&t->alloc, 8 * BUF);
@@ -768,7 +576,7 @@ static void test_srq_traffic(void)
         qtest_memwrite(t->qts, src + i * BUF, want, len);
         srt_send(s, snd[i & 1], i, src + i * BUF, len);
 
-        cqe = srt_cqe(s, rcq);
+        cqe = qt_cq_take(s->t, rcq);
         g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
         g_assert_cmpuint(cqe.opcode, ==, QHCA_WC_RECV);
         g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, rcv[i & 1]->qpn);
@@ -781,21 +589,21 @@ static void test_srq_traffic(void)
         for (k = len; k < BUF; k++) {
             g_assert_cmpuint(got[k], ==, 0xee);
         }
-        cqe = srt_cqe(s, cq);
+        cqe = qt_cq_take(s->t, cq);
         g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
         g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, i);
 
         /* 6 posted: after the 4th take 2 remain, fewer than 3. */
         if (i == 3) {
             srt_expect_event(s, QHCA_EVENT_SRQ_LIMIT, srq->srqn);
-            g_assert_cmpuint(le32_to_cpu(srt_query_srq(s, srq->srqn).limit),
+            g_assert_cmpuint(le32_to_cpu(qt_query_srq(s->t, srq->srqn).limit),
                              ==, 0);
         } else {
             srt_no_event(s);
         }
     }
-    g_assert_cmpuint(le16_to_cpu(srt_query_srq(s, srq->srqn).ci), ==, 4);
-    g_assert_cmpuint(srt_counter(s, QHCA_CNT_SRQ_WQES), ==, 4);
+    g_assert_cmpuint(le16_to_cpu(qt_query_srq(s->t, srq->srqn).ci), ==, 4);
+    g_assert_cmpuint(qt_counter(s->t, QHCA_CNT_SRQ_WQES), ==, 4);
 
     /* rcv[0] to ERR: its last WQE, no SRQ WQE flushed. */
     {
@@ -805,20 +613,20 @@ static void test_srq_traffic(void)
             .state = QHCA_QPS_ERR,
         };
 
-        g_assert_cmpuint(srt_modify_qp(s, &m), ==, QHCA_AQ_SUCCESS);
+        g_assert_cmpuint(qt_modify_qp(s->t, &m), ==, QHCA_AQ_SUCCESS);
     }
     srt_expect_event(s, QHCA_EVENT_QP_LAST_WQE, rcv[0]->qpn);
-    srt_no_cqe(s, rcq);
-    g_assert_cmpuint(le16_to_cpu(srt_query_srq(s, srq->srqn).ci), ==, 4);
+    qt_cq_assert_empty(s->t, rcq);
+    g_assert_cmpuint(le16_to_cpu(qt_query_srq(s->t, srq->srqn).ci), ==, 4);
 
     /* The other receiver still gets the next WQE. */
     srt_send(s, snd[1], 9, src, 10);
-    cqe = srt_cqe(s, rcq);
+    cqe = qt_cq_take(s->t, rcq);
     g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, rcv[1]->qpn);
     g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, 4);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 104);
-    cqe = srt_cqe(s, cq);
+    cqe = qt_cq_take(s->t, cq);
     g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
 
     /* A malformed SRQ WQE: taken, completed with LOC_QP_OP_ERR. */
@@ -833,12 +641,12 @@ static void test_srq_traffic(void)
     /* WQE 5 is taken first, then the malformed one. */
     srt_srq_db(s, s->uar, srq->srqn, srq->pi);
     srt_send(s, snd[1], 10, src, 10);
-    cqe = srt_cqe(s, rcq);
+    cqe = qt_cq_take(s->t, rcq);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 105);
     g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
-    srt_cqe(s, cq);
+    qt_cq_take(s->t, cq);
     srt_send(s, snd[1], 11, src, 10);
-    cqe = srt_cqe(s, rcq);
+    cqe = qt_cq_take(s->t, rcq);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 200);
     g_assert_cmpuint(cqe.status, ==, QHCA_WC_LOC_QP_OP_ERR);
     g_assert_cmpuint(le16_to_cpu(cqe.srqn), ==, srq->srqn);
@@ -861,10 +669,7 @@ static void test_srq_traffic(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-
-    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
-        g_test_skip("q35 with qhca not available");
+    if (!qt_init(&argc, &argv)) {
         return g_test_run();
     }
 

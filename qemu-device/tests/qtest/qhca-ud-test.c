@@ -25,13 +25,9 @@ typedef struct Ud {
     QhcaTest *t;
     uint32_t uar;
     uint32_t pdn;
-    uint32_t eqn;
+    QhcaEq eq;
     uint32_t lkey;              /* PHYS MR over all RAM */
-    uint32_t cqn;
-    uint64_t cq_ring;
-    uint64_t cq_dbrec;
-    uint32_t cq_entries;
-    uint32_t cq_ci;
+    QhcaCq cq;
 } Ud;
 
 typedef struct UdQp {
@@ -50,47 +46,12 @@ typedef struct UdQp {
 static Ud *ud_start(void)
 {
     Ud *u = g_new0(Ud, 1);
-    QhcaTest *t = qhca_start(",port-guid=0x525400fe00000102");
-    struct qhca_cmd_reg_mr mr = {
-        .length = cpu_to_le64(RAM_END),
-        .access = QHCA_ACCESS_ALL,
-        .key = 0x5a,
-        .flags = QHCA_MR_F_PHYS,
-    };
-    struct qhca_cmd_create_cq cq = { 0 };
-    uint64_t eq;
-    uint32_t index;
+    QhcaTest *t = qt_start_dp(",port-guid=0x525400fe00000102", &u->uar,
+                              &u->pdn, &u->eq, 0);
 
     u->t = t;
-    qt_enable(t, 5);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &u->uar), ==,
-                     QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &u->pdn), ==,
-                     QHCA_AQ_SUCCESS);
-    eq = guest_alloc(&t->alloc, 64 * sizeof(struct qhca_eqe));
-    qtest_memset(t->qts, eq, 0, 64 * sizeof(struct qhca_eqe));
-    g_assert_cmpuint(qt_create_eq(t, eq, 6, 2, 0, &u->eqn), ==,
-                     QHCA_AQ_SUCCESS);
-
-    mr.pdn = cpu_to_le32(u->pdn);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &mr, sizeof(mr), &index),
-                     ==, QHCA_AQ_SUCCESS);
-    u->lkey = index << 8 | mr.key;
-
-    u->cq_entries = 64;
-    u->cq_ring = guest_alloc(&t->alloc,
-                             u->cq_entries * sizeof(struct qhca_cqe));
-    u->cq_dbrec = guest_alloc(&t->alloc, 64);
-    qtest_memset(t->qts, u->cq_ring, 0,
-                 u->cq_entries * sizeof(struct qhca_cqe));
-    qtest_memset(t->qts, u->cq_dbrec, 0, 4);
-    cq.ring_addr = cpu_to_le64(u->cq_ring);
-    cq.dbrec_addr = cpu_to_le64(u->cq_dbrec);
-    cq.eqn = cpu_to_le32(u->eqn);
-    cq.uar = cpu_to_le32(u->uar);
-    cq.depth_log2 = 6;
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_CQ, &cq, sizeof(cq),
-                            &u->cqn), ==, QHCA_AQ_SUCCESS);
+    u->lkey = qt_reg_phys_mr(t, u->pdn, QHCA_ACCESS_ALL, 0x5a, 0);
+    qt_cq_init(t, &u->cq, 6, u->eq.eqn, u->uar);
     return u;
 }
 
@@ -109,8 +70,8 @@ static uint8_t ud_create(Ud *u, uint8_t type, UdQp *qp)
     struct qhca_cmd_create_qp c = {
         .pdn = cpu_to_le32(u->pdn),
         .uar = cpu_to_le32(u->uar),
-        .send_cqn = cpu_to_le16(u->cqn),
-        .recv_cqn = cpu_to_le16(u->cqn),
+        .send_cqn = cpu_to_le16(u->cq.cqn),
+        .recv_cqn = cpu_to_le16(u->cq.cqn),
         .type = type,
         .sq_depth_log2 = UD_SQ_LOG2,
         .sq_stride_log2 = UD_SQ_STRIDE_LOG2,
@@ -137,17 +98,7 @@ static uint8_t ud_modify(Ud *u, UdQp *qp, uint8_t state, uint32_t mask,
     m.qpn = cpu_to_le32(qp->qpn);
     m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | mask);
     m.state = state;
-    return qt_cmd(u->t, QHCA_CMD_MODIFY_QP, &m, sizeof(m), NULL);
-}
-
-static struct qhca_qp_attr ud_query(Ud *u, UdQp *qp)
-{
-    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qp->qpn) };
-    struct qhca_qp_attr a;
-
-    g_assert_cmpuint(qt_query(u->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
-                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
-    return a;
+    return qt_modify_qp(u->t, &m);
 }
 
 /* A UD QP in RTS with @qkey. */
@@ -194,16 +145,10 @@ static uint16_t ud_post_send(Ud *u, UdQp *qp, const void *wqe,
                              const struct qhca_sge *sge, unsigned nsge)
 {
     uint16_t idx = qp->sq_pi++;
-    uint64_t slot = qp->sq + ((uint64_t)(idx & ((1u << UD_SQ_LOG2) - 1)) <<
-                              UD_SQ_STRIDE_LOG2);
 
-    qtest_memwrite(u->t->qts, slot, wqe, 64);
-    if (nsge) {
-        qtest_memwrite(u->t->qts, slot + 64, sge, nsge * sizeof(*sge));
-    }
-    qpci_io_writel(u->t->dev, u->t->bar2,
-                   u->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ,
-                   qp->qpn << 16 | qp->sq_pi);
+    qt_write_wqe(u->t, qt_slot(qp->sq, idx, UD_SQ_LOG2, UD_SQ_STRIDE_LOG2),
+                 wqe, 64, sge, nsge);
+    qt_db(u->t, u->uar, QHCA_DB_SQ, qp->qpn, qp->sq_pi);
     return idx;
 }
 
@@ -211,53 +156,17 @@ static uint16_t ud_post_recv(Ud *u, UdQp *qp, uint64_t wr_id,
                              const struct qhca_sge *sge, unsigned nsge)
 {
     uint16_t idx = qp->rq_pi++;
-    uint64_t slot = qp->rq + ((uint64_t)(idx & ((1u << UD_RQ_LOG2) - 1)) <<
-                              UD_RQ_STRIDE_LOG2);
-    struct qhca_rq_wqe w = {
-        .wr_id = cpu_to_le64(wr_id),
-        .num_sge = nsge,
-    };
 
-    qtest_memwrite(u->t->qts, slot, &w, sizeof(w));
-    qtest_memwrite(u->t->qts, slot + sizeof(w), sge, nsge * sizeof(*sge));
-    qpci_io_writel(u->t->dev, u->t->bar2,
-                   u->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_RQ,
-                   qp->qpn << 16 | qp->rq_pi);
+    qt_write_rwqe(u->t, qt_slot(qp->rq, idx, UD_RQ_LOG2, UD_RQ_STRIDE_LOG2),
+                  wr_id, sge, nsge);
+    qt_db(u->t, u->uar, QHCA_DB_RQ, qp->qpn, qp->rq_pi);
     return idx;
-}
-
-static bool ud_cqe_ready(Ud *u)
-{
-    uint64_t slot = u->cq_ring + (u->cq_ci & (u->cq_entries - 1)) *
-                    sizeof(struct qhca_cqe);
-    uint8_t phase = ((u->cq_ci / u->cq_entries) & 1) ^ 1;
-
-    return (qtest_readb(u->t->qts, slot + offsetof(struct qhca_cqe, owner)) &
-            QHCA_CQE_OWNER_PHASE) == phase;
-}
-
-static struct qhca_cqe ud_cqe(Ud *u)
-{
-    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
-    struct qhca_cqe cqe;
-    uint32_t rec;
-
-    while (!ud_cqe_ready(u)) {
-        g_assert(g_get_monotonic_time() < end);
-        g_usleep(100);
-    }
-    qtest_memread(u->t->qts, u->cq_ring + (u->cq_ci & (u->cq_entries - 1)) *
-                  sizeof(cqe), &cqe, sizeof(cqe));
-    u->cq_ci++;
-    rec = cpu_to_le32(u->cq_ci);
-    qtest_memwrite(u->t->qts, u->cq_dbrec, &rec, sizeof(rec));
-    return cqe;
 }
 
 static struct qhca_cqe ud_expect(Ud *u, const UdQp *qp, uint64_t wr_id,
                                  uint8_t opcode, uint8_t status)
 {
-    struct qhca_cqe cqe = ud_cqe(u);
+    struct qhca_cqe cqe = qt_cq_take(u->t, &u->cq);
 
     g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp->qpn);
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
@@ -266,28 +175,9 @@ static struct qhca_cqe ud_expect(Ud *u, const UdQp *qp, uint64_t wr_id,
     return cqe;
 }
 
-static void ud_no_cqe(Ud *u)
-{
-    int i;
-
-    for (i = 0; i < 20; i++) {
-        g_assert(!ud_cqe_ready(u));
-        g_usleep(1000);
-    }
-}
-
-static uint64_t ud_counter(Ud *u, enum qhca_counter i)
-{
-    struct qhca_counters c;
-
-    g_assert_cmpuint(qt_query(u->t, QHCA_CMD_QUERY_COUNTERS, NULL, 0, &c,
-                              sizeof(c)), ==, QHCA_AQ_SUCCESS);
-    return le64_to_cpu(c.cnt[i]);
-}
-
 static uint8_t ud_state(Ud *u, UdQp *qp)
 {
-    return ud_query(u, qp).state;
+    return qt_query_qp(u->t, qp->qpn).state;
 }
 
 /* ------------------------------------------------------------------ */
@@ -345,14 +235,14 @@ static void test_attrs(void)
                      QHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(ud_modify(u, &qp, QHCA_QPS_RTS, QHCA_QP_ATTR_SQ_PSN,
                                &m), ==, QHCA_AQ_SUCCESS);
-    a = ud_query(u, &qp);
+    a = qt_query_qp(u->t, qp.qpn);
     g_assert_cmpuint(a.type, ==, QHCA_QPT_UD);
     g_assert_cmphex(le32_to_cpu(a.qkey), ==, 0x80000005u);
     g_assert_cmphex(le32_to_cpu(a.sq_psn), ==, 0x123);
     m.qkey = cpu_to_le32(7);
     g_assert_cmpuint(ud_modify(u, &qp, QHCA_QPS_RTS, QHCA_QP_ATTR_QKEY, &m),
                      ==, QHCA_AQ_SUCCESS);
-    g_assert_cmphex(le32_to_cpu(ud_query(u, &qp).qkey), ==, 7);
+    g_assert_cmphex(le32_to_cpu(qt_query_qp(u->t, qp.qpn).qkey), ==, 7);
 
     /* UC: no Q_Key ever; RTR needs path, destination and PSN. */
     g_assert_cmpuint(ud_create(u, QHCA_QPT_UC, &qp), ==, QHCA_AQ_SUCCESS);
@@ -375,7 +265,7 @@ static void test_attrs(void)
                      QHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(ud_modify(u, &qp, QHCA_QPS_RTS, QHCA_QP_ATTR_SQ_PSN,
                                &m), ==, QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(ud_query(u, &qp).type, ==, QHCA_QPT_UC);
+    g_assert_cmpuint(qt_query_qp(u->t, qp.qpn).type, ==, QHCA_QPT_UC);
 
     /* An unknown type is still refused. */
     g_assert_cmpuint(ud_create(u, 5, &qp), ==, QHCA_AQ_BAD_PARAM);
@@ -460,7 +350,7 @@ static void test_send_grh(void)
     w.av_flags = QHCA_AV_F_GRH;
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 0x102, QHCA_WC_SEND, QHCA_WC_SUCCESS);
-    ud_no_cqe(u);
+    qt_cq_assert_empty(u->t, &u->cq);
     ud_stop(u);
 }
 
@@ -476,8 +366,8 @@ static void test_qkey(void)
     struct qhca_sge ss = ud_sge(u, buf, 16);
     struct qhca_sge rs = ud_sge(u, buf + 2048, 1024);
     struct qhca_sq_wqe_ud w;
-    uint64_t viol = ud_counter(u, QHCA_CNT_QKEY_VIOLATIONS);
-    uint64_t drops = ud_counter(u, QHCA_CNT_RX_DROPS);
+    uint64_t viol = qt_counter(u->t, QHCA_CNT_QKEY_VIOLATIONS);
+    uint64_t drops = qt_counter(u->t, QHCA_CNT_RX_DROPS);
 
     ud_qp(u, &a, 0x1234);
     ud_qp(u, &b, UD_QKEY);
@@ -486,8 +376,8 @@ static void test_qkey(void)
     w = ud_wqe(1, &b, UD_QKEY, 1);
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 1, QHCA_WC_SEND, QHCA_WC_SUCCESS);
-    ud_no_cqe(u);
-    g_assert_cmpuint(ud_counter(u, QHCA_CNT_RX_DROPS), ==, drops + 1);
+    qt_cq_assert_empty(u->t, &u->cq);
+    g_assert_cmpuint(qt_counter(u->t, QHCA_CNT_RX_DROPS), ==, drops + 1);
 
     ud_post_recv(u, &b, 0x20, &rs, 1);
     /* Wrong Q_Key, then the QP's own (0x1234, also wrong): dropped. */
@@ -497,8 +387,8 @@ static void test_qkey(void)
     w = ud_wqe(3, &b, 0x80000000u | UD_QKEY, 1);
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 3, QHCA_WC_SEND, QHCA_WC_SUCCESS);
-    ud_no_cqe(u);
-    g_assert_cmpuint(ud_counter(u, QHCA_CNT_QKEY_VIOLATIONS), ==, viol + 2);
+    qt_cq_assert_empty(u->t, &u->cq);
+    g_assert_cmpuint(qt_counter(u->t, QHCA_CNT_QKEY_VIOLATIONS), ==, viol + 2);
 
     /* The right one takes the receive WQE still posted. */
     w = ud_wqe(4, &b, UD_QKEY, 1);
@@ -598,7 +488,7 @@ static void test_bad_wqe(void)
         g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 0);
         g_assert_cmpuint(ud_state(u, &a), ==, QHCA_QPS_ERR);
         g_assert_cmpuint(ud_state(u, &b), ==, QHCA_QPS_RTS);
-        ud_no_cqe(u);
+        qt_cq_assert_empty(u->t, &u->cq);
         ud_stop(u);
     }
 }
@@ -663,7 +553,7 @@ static void test_uc(void)
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 2, QHCA_WC_RDMA_READ, QHCA_WC_LOC_QP_OP_ERR);
     g_assert_cmpuint(ud_state(u, &a), ==, QHCA_QPS_ERR);
-    ud_no_cqe(u);
+    qt_cq_assert_empty(u->t, &u->cq);
     ud_stop(u);
 }
 
@@ -731,7 +621,7 @@ static void test_mcast(void)
     cqe = ud_expect(u, &b, 0x61, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, a.qpn);
     g_assert_cmphex(cqe.flags, ==, QHCA_CQE_F_GRH);
-    ud_no_cqe(u);
+    qt_cq_assert_empty(u->t, &u->cq);
 
     /* A destroyed member is detached: the group is empty again. */
     g_assert_cmpuint(qt_handle_cmd(u->t, QHCA_CMD_DESTROY_QP, b.qpn), ==,
@@ -739,7 +629,7 @@ static void test_mcast(void)
     w.wr_id = cpu_to_le64(0x63);
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 0x63, QHCA_WC_SEND, QHCA_WC_SUCCESS);
-    ud_no_cqe(u);
+    qt_cq_assert_empty(u->t, &u->cq);
 
     /* The table holds QHCA_MAX_MCAST_GROUPS groups. */
     for (i = 0; i < QHCA_MAX_MCAST_GROUPS; i++) {
@@ -755,10 +645,7 @@ static void test_mcast(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-
-    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
-        g_test_skip("q35 with qhca not available");
+    if (!qt_init(&argc, &argv)) {
         return g_test_run();
     }
 

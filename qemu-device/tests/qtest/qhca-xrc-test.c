@@ -9,7 +9,6 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
-#include "qobject/qdict.h"
 #include "qhca-qtest.h"
 
 #define SRQ_LOG2            3
@@ -22,38 +21,18 @@ typedef struct Xrt {
     QhcaTest *t;
     uint32_t uar;
     uint32_t pdn;
-    uint32_t eqn;
     uint32_t cqn;
 } Xrt;
 
 static Xrt *xrt_start(const char *props)
 {
     Xrt *x = g_new0(Xrt, 1);
-    QhcaTest *t = qhca_start(props);
-    struct qhca_cmd_create_cq c = { 0 };
-    size_t size = sizeof(struct qhca_cqe) << CQ_LOG2;
-    uint64_t eq = guest_alloc(&t->alloc, 64 * sizeof(struct qhca_eqe));
-    uint64_t ring = guest_alloc(&t->alloc, size);
-    uint64_t dbrec = guest_alloc(&t->alloc, 64);
+    QhcaEq eq;
+    QhcaCq cq;
 
-    x->t = t;
-    qt_enable(t, 5);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &x->uar), ==,
-                     QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &x->pdn), ==,
-                     QHCA_AQ_SUCCESS);
-    qtest_memset(t->qts, eq, 0, 64 * sizeof(struct qhca_eqe));
-    g_assert_cmpuint(qt_create_eq(t, eq, 6, 2, 0, &x->eqn), ==,
-                     QHCA_AQ_SUCCESS);
-    qtest_memset(t->qts, ring, 0, size);
-    qtest_memset(t->qts, dbrec, 0, 4);
-    c.ring_addr = cpu_to_le64(ring);
-    c.dbrec_addr = cpu_to_le64(dbrec);
-    c.eqn = cpu_to_le32(x->eqn);
-    c.uar = cpu_to_le32(x->uar);
-    c.depth_log2 = CQ_LOG2;
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_CQ, &c, sizeof(c), &x->cqn),
-                     ==, QHCA_AQ_SUCCESS);
+    x->t = qt_start_dp(props, &x->uar, &x->pdn, &eq, 0);
+    qt_cq_init(x->t, &cq, CQ_LOG2, eq.eqn, x->uar);
+    x->cqn = cq.cqn;
     return x;
 }
 
@@ -129,16 +108,6 @@ static uint8_t xrt_create_qp(Xrt *x, struct qhca_cmd_create_qp *c,
     return qt_cmd(x->t, QHCA_CMD_CREATE_QP, c, sizeof(*c), qpn);
 }
 
-static struct qhca_qp_attr xrt_query_qp(Xrt *x, uint32_t qpn)
-{
-    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qpn) };
-    struct qhca_qp_attr a;
-
-    g_assert_cmpuint(qt_query(x->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
-                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
-    return a;
-}
-
 static void test_device_caps(void)
 {
     Xrt *x = xrt_start(NULL);
@@ -154,20 +123,11 @@ static void test_device_caps(void)
 static void test_bad_props(void)
 {
     static const int64_t bad[] = { 0, 65536 };
-    QTestState *qts;
-    QDict *rsp;
+    QTestState *qts = qt_hotplug_start();
     size_t i;
 
-    qts = qtest_init("-machine q35 -nic none -vga none "
-                     "-device pcie-root-port,id=rp0,chassis=1");
     for (i = 0; i < ARRAY_SIZE(bad); i++) {
-        rsp = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
-                        "{'driver': 'qhca', 'bus': 'rp0', 'id': 'bad', "
-                        "'max-xrcds': %" PRId64 "}}", bad[i]);
-        g_assert(qdict_haskey(rsp, "error"));
-        g_assert_nonnull(strstr(qdict_get_str(qdict_get_qdict(rsp, "error"),
-                                              "desc"), "out of range"));
-        qobject_unref(rsp);
+        qt_assert_prop_out_of_range(qts, "max-xrcds", bad[i]);
     }
     qtest_quit(qts);
 }
@@ -338,10 +298,10 @@ static void test_xrc_qps(void)
     g_assert_cmpuint(xrt_create_qp(x, &c, &tgt), ==, QHCA_AQ_SUCCESS);
     c = xrt_ini_params(x);
     g_assert_cmpuint(xrt_create_qp(x, &c, &ini), ==, QHCA_AQ_SUCCESS);
-    a = xrt_query_qp(x, tgt);
+    a = qt_query_qp(x->t, tgt);
     g_assert_cmpuint(a.type, ==, QHCA_QPT_XRC_TGT);
     g_assert_cmpuint(a.state, ==, QHCA_QPS_RESET);
-    a = xrt_query_qp(x, ini);
+    a = qt_query_qp(x->t, ini);
     g_assert_cmpuint(a.type, ==, QHCA_QPT_XRC_INI);
     g_assert_cmpuint(le16_to_cpu(a.send_cqn), ==, x->cqn);
 
@@ -352,17 +312,13 @@ static void test_xrc_qps(void)
      * Doorbells: a TGT QP has no ring on any page; an INI QP no RQ.
      * Each is a guest error and changes nothing.
      */
-    qpci_io_writel(x->t->dev, x->t->bar2,
-                   x->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_SQ,
-                   QHCA_FIELD_PREP(QHCA_DB_QUEUE_NUM, tgt) | 1);
+    qt_db(x->t, x->uar, QHCA_DB_SQ, tgt, 1);
     qt_assert_error(x->t, QHCA_ERR_BAD_DOORBELL);
-    qpci_io_writel(x->t->dev, x->t->bar2,
-                   x->uar * QHCA_DB_PAGE_SIZE + QHCA_DB_RQ,
-                   QHCA_FIELD_PREP(QHCA_DB_QUEUE_NUM, ini) | 1);
+    qt_db(x->t, x->uar, QHCA_DB_RQ, ini, 1);
     qt_assert_error(x->t, QHCA_ERR_BAD_DOORBELL);
-    a = xrt_query_qp(x, tgt);
+    a = qt_query_qp(x->t, tgt);
     g_assert_cmpuint(le16_to_cpu(a.sq_ci), ==, 0);
-    a = xrt_query_qp(x, ini);
+    a = qt_query_qp(x->t, ini);
     g_assert_cmpuint(le16_to_cpu(a.rq_ci), ==, 0);
 
     g_assert_cmpuint(qt_handle_cmd(x->t, QHCA_CMD_DESTROY_QP, tgt), ==,
@@ -378,12 +334,10 @@ static void test_xrc_qps(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-
-    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
-        g_test_skip("q35 with qhca not available");
+    if (!qt_init(&argc, &argv)) {
         return g_test_run();
     }
+
     qtest_add_func("/qhca/xrc/device-caps", test_device_caps);
     qtest_add_func("/qhca/xrc/bad-props", test_bad_props);
     qtest_add_func("/qhca/xrc/xrcd", test_xrcd_commands);

@@ -92,6 +92,51 @@ bool qhca_resp_rwqe_ready(QhcaState *s, QhcaQp *qp)
     return qp->rq_ci != qp->rq_pi;
 }
 
+unsigned qhca_rwqe_max_sge(unsigned stride_log2)
+{
+    uint32_t room = (1u << stride_log2) - sizeof(struct qhca_rq_wqe);
+
+    return MIN(QHCA_MAX_SGE, room / sizeof(struct qhca_sge));
+}
+
+/*
+ * Read the receive WQE in the slot of 2^@stride_log2 bytes at @slot, the
+ * one parse an RQ and an SRQ share.  Reading changes nothing in the
+ * device: what taking the WQE means, and what each failure costs, is the
+ * caller's (an RQ takes it before its SGEs fail, an SRQ fails whole).
+ * @r is left alone if the header cannot be read; otherwise it gets the
+ * wr_id and, only when all is well, the SGEs.  *@num_sge is the count
+ * the WQE gives, for the caller's trace and guest error.
+ */
+QhcaRwqeRead qhca_rwqe_read(QhcaState *s, uint64_t slot, unsigned stride_log2,
+                            QhcaRwqe *r, uint8_t *num_sge)
+{
+    struct qhca_sge sges[QHCA_MAX_SGE];
+    struct qhca_rq_wqe h;
+    unsigned i;
+
+    if (!qhca_dma_read(s, slot, &h, sizeof(h))) {
+        return QHCA_RWQE_HEADER_UNREADABLE;
+    }
+    *num_sge = h.num_sge;
+    r->wr_id = le64_to_cpu(h.wr_id);
+    r->num_sge = 0;
+    if (h.num_sge > qhca_rwqe_max_sge(stride_log2)) {
+        return QHCA_RWQE_TOO_MANY_SGES;
+    }
+    if (h.num_sge && !qhca_dma_read(s, slot + sizeof(h), sges,
+                                    h.num_sge * sizeof(sges[0]))) {
+        return QHCA_RWQE_SGES_UNREADABLE;
+    }
+    for (i = 0; i < h.num_sge; i++) {
+        r->sge[i].addr = le64_to_cpu(sges[i].addr);
+        r->sge[i].length = le32_to_cpu(sges[i].length);
+        r->sge[i].lkey = le32_to_cpu(sges[i].lkey);
+    }
+    r->num_sge = h.num_sge;
+    return QHCA_RWQE_OK;
+}
+
 /*
  * Take the receive WQE at rq_ci.  Returns its status: LOC_QP_OP_ERR if
  * malformed (it is still taken, to be completed with that status).
@@ -101,11 +146,8 @@ uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp)
     QhcaResponder *resp = &qp->resp;
     QhcaRwqe *r = &resp->rwqe;
     uint64_t slot = qhca_rq_slot(qp, qp->rq_ci);
-    uint32_t room = (1u << qp->rq_stride_log2) - sizeof(struct qhca_rq_wqe);
-    unsigned max_sge = MIN(QHCA_MAX_SGE, room / sizeof(struct qhca_sge));
-    struct qhca_sge sges[QHCA_MAX_SGE];
-    struct qhca_rq_wqe h;
-    unsigned i;
+    QhcaRwqeRead rd;
+    uint8_t num_sge;
 
     if (qp->flags & QHCA_QP_F_SRQ) {
         uint8_t status = qhca_srq_take(s, qp, r);
@@ -115,35 +157,29 @@ uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp)
         resp->rcv_off = 0;
         return status;
     }
-    if (!qhca_dma_read(s, slot, &h, sizeof(h))) {
+    rd = qhca_rwqe_read(s, slot, qp->rq_stride_log2, r, &num_sge);
+    if (rd == QHCA_RWQE_HEADER_UNREADABLE) {
         qhca_dma_ring_failed(s, "RQ", slot);
         return QHCA_WC_FATAL_ERR;
     }
-    r->wr_id = le64_to_cpu(h.wr_id);
+    /* Taken, even when malformed or its SGEs cannot be read. */
     r->idx = qp->rq_ci;
-    r->num_sge = 0;
     resp->have_rwqe = true;
     resp->rcv_off = 0;
     qhca_count(s, QHCA_CNT_RQ_WQES, 1);
-    trace_qhca_wqe_recv(qp->qpn, r->idx, h.num_sge);
+    trace_qhca_wqe_recv(qp->qpn, r->idx, num_sge);
 
-    if (h.num_sge > max_sge) {
+    if (rd == QHCA_RWQE_TOO_MANY_SGES) {
         qhca_guest_error(s, QHCA_ERR_NONE, bad_rwqe,
                          "QP %u RQ WQE %u: %u SGEs, room for %u",
-                         qp->qpn, r->idx, h.num_sge, max_sge);
+                         qp->qpn, r->idx, num_sge,
+                         qhca_rwqe_max_sge(qp->rq_stride_log2));
         return QHCA_WC_LOC_QP_OP_ERR;
     }
-    if (h.num_sge && !qhca_dma_read(s, slot + sizeof(h), sges,
-                                    h.num_sge * sizeof(sges[0]))) {
+    if (rd == QHCA_RWQE_SGES_UNREADABLE) {
         qhca_dma_ring_failed(s, "RQ", slot);
         return QHCA_WC_FATAL_ERR;
     }
-    for (i = 0; i < h.num_sge; i++) {
-        r->sge[i].addr = le64_to_cpu(sges[i].addr);
-        r->sge[i].length = le32_to_cpu(sges[i].length);
-        r->sge[i].lkey = le32_to_cpu(sges[i].lkey);
-    }
-    r->num_sge = h.num_sge;
     return QHCA_WC_SUCCESS;
 }
 

@@ -326,14 +326,11 @@ bool qhca_srq_empty(QhcaState *s, QhcaQp *qp)
 uint8_t qhca_srq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r)
 {
     QhcaSrq *srq = &s->srq[qp->srqn];
-    uint32_t room = (1u << srq->stride_log2) - sizeof(struct qhca_rq_wqe);
-    unsigned max_sge = MIN(QHCA_MAX_SGE, room / sizeof(struct qhca_sge));
-    struct qhca_sge sges[QHCA_MAX_SGE];
-    struct qhca_rq_wqe h;
     uint16_t idx = srq->ci;
+    QhcaRwqeRead rd;
+    uint8_t num_sge;
     uint64_t slot;
     uint16_t left;
-    unsigned i;
 
     if (srq->state == QHCA_SRQ_STATE_ERR || qhca_srq_empty(s, qp)) {
         trace_qhca_srq_take_fail(srq->srqn, qp->qpn, srq->state);
@@ -341,10 +338,9 @@ uint8_t qhca_srq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r)
     }
     slot = srq->ring + ((uint64_t)(idx & (srq->entries - 1)) <<
                         srq->stride_log2);
-    if (!qhca_dma_read(s, slot, &h, sizeof(h)) ||
-        (h.num_sge <= max_sge && h.num_sge &&
-         !qhca_dma_read(s, slot + sizeof(h), sges,
-                        h.num_sge * sizeof(sges[0])))) {
+    rd = qhca_rwqe_read(s, slot, srq->stride_log2, r, &num_sge);
+    if (rd == QHCA_RWQE_HEADER_UNREADABLE ||
+        rd == QHCA_RWQE_SGES_UNREADABLE) {
         qhca_srq_error(s, srq, slot);
         return QHCA_WC_FATAL_ERR;
     }
@@ -352,10 +348,8 @@ uint8_t qhca_srq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r)
     /* Taken: it belongs to @qp now, whatever it holds. */
     qatomic_set(&srq->ci, idx + 1);
     qhca_count(s, QHCA_CNT_SRQ_WQES, 1);
-    trace_qhca_srq_wqe(srq->srqn, qp->qpn, idx, h.num_sge);
-    r->wr_id = le64_to_cpu(h.wr_id);
+    trace_qhca_srq_wqe(srq->srqn, qp->qpn, idx, num_sge);
     r->idx = idx;
-    r->num_sge = 0;
 
     left = srq->pi - srq->ci;
     if (srq->limit && left < srq->limit) {
@@ -364,18 +358,13 @@ uint8_t qhca_srq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r)
         qhca_eq_broadcast(s, QHCA_EVENT_SRQ_LIMIT, srq->srqn);
     }
 
-    if (h.num_sge > max_sge) {
+    if (rd == QHCA_RWQE_TOO_MANY_SGES) {
         qhca_guest_error(s, QHCA_ERR_NONE, bad_srq_wqe,
                          "SRQ %u WQE %u: %u SGEs, room for %u",
-                         srq->srqn, idx, h.num_sge, max_sge);
+                         srq->srqn, idx, num_sge,
+                         qhca_rwqe_max_sge(srq->stride_log2));
         return QHCA_WC_LOC_QP_OP_ERR;
     }
-    for (i = 0; i < h.num_sge; i++) {
-        r->sge[i].addr = le64_to_cpu(sges[i].addr);
-        r->sge[i].length = le32_to_cpu(sges[i].length);
-        r->sge[i].lkey = le32_to_cpu(sges[i].lkey);
-    }
-    r->num_sge = h.num_sge;
     return QHCA_WC_SUCCESS;
 }
 

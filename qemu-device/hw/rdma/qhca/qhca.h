@@ -418,6 +418,18 @@ bool qhca_mcast_deliver(QhcaState *s, const QhcaPacket *pkt);
 bool qhca_resp_step(QhcaState *s, QhcaQp *qp);
 void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 bool qhca_resp_rwqe_ready(QhcaState *s, QhcaQp *qp);
+
+/* What qhca_rwqe_read() found in a receive slot of an RQ or an SRQ. */
+typedef enum QhcaRwqeRead {
+    QHCA_RWQE_OK,
+    QHCA_RWQE_HEADER_UNREADABLE,    /* the slot is not in guest RAM */
+    QHCA_RWQE_TOO_MANY_SGES,        /* more than the slot has room for */
+    QHCA_RWQE_SGES_UNREADABLE,
+} QhcaRwqeRead;
+
+unsigned qhca_rwqe_max_sge(unsigned stride_log2);
+QhcaRwqeRead qhca_rwqe_read(QhcaState *s, uint64_t slot, unsigned stride_log2,
+                            QhcaRwqe *r, uint8_t *num_sge);
 uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp);
 bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
                         uint8_t status, uint32_t byte_len,

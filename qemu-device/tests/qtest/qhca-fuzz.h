@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qhca-fuzz's model of what it created and its random helpers, shared by
+ * qhca-fuzz.c (the driver of runs, the base grammar: commands, WQEs,
+ * doorbells, registers), qhca-fuzz-verbs.c (the grammar of XRC, memory
+ * windows, fast registration, multicast and SRQ scenarios) and
+ * qhca-fuzz-faults.c (fault injection, the link, the virtual clock).
+ */
+#ifndef QHCA_FUZZ_H
+#define QHCA_FUZZ_H
+
+#include "qhca-hostile.h"
+
+#define FZ_NCQ      6
+#define FZ_NQP      6
+#define FZ_NMR      6
+#define FZ_NH       4           /* extra UARs, PDs, EQs */
+#define FZ_NSRQ     3
+#define FZ_NXRCD    2
+#define FZ_NMW      4
+#define FZ_NFR      3           /* fast-reg MRs */
+#define FZ_NMCAST   3           /* multicast groups the grammar uses */
+#define FZ_SCRATCH  (1u << 20)
+/* The device's id on the command line, for qom-set of link-up. */
+#define FZ_QOM_ID   "fzhca"
+
+typedef struct FzSrq {
+    uint32_t srqn;
+    uint64_t ring;
+    uint32_t entries;
+    uint32_t stride;
+    uint16_t pi;
+    uint8_t type;               /* QHCA_SRQT_* */
+} FzSrq;
+
+typedef struct Fz {
+    QhcaTest *t;
+    Hx h;
+    GRand *r;
+    bool h_live;
+    HxCq cq[FZ_NCQ];
+    bool cq_live[FZ_NCQ];
+    HxQp qp[FZ_NQP];
+    bool qp_live[FZ_NQP];
+    uint8_t qp_type[FZ_NQP];
+    bool qp_srq[FZ_NQP];
+    FzSrq srq[FZ_NSRQ];
+    bool srq_live[FZ_NSRQ];
+    uint32_t mr[FZ_NMR];
+    bool mr_live[FZ_NMR];
+    uint32_t uar[FZ_NH], pd[FZ_NH], eq[FZ_NH];
+    bool uar_live[FZ_NH], pd_live[FZ_NH], eq_live[FZ_NH];
+    uint32_t phys_key;
+    uint64_t scratch;
+    uint32_t eq_head;
+    uint64_t steps;
+    GHashTable *pairs;          /* "cmd op status", "cqe op status" */
+    FILE *report;
+
+    /* qhca-fuzz-verbs.c's objects */
+    uint32_t xrcd[FZ_NXRCD];
+    bool xrcd_live[FZ_NXRCD];
+    uint32_t mw[FZ_NMW];        /* the window's current key */
+    uint8_t mw_type[FZ_NMW];
+    bool mw_live[FZ_NMW];
+    uint32_t fr[FZ_NFR];        /* the fast-reg MR's current key */
+    uint32_t fr_pages[FZ_NFR];
+    bool fr_live[FZ_NFR];
+    uint32_t bind_key;          /* a physical MR with MW_BIND; 0: none */
+    uint32_t caps;              /* device_cap_flags of QUERY_DEVICE */
+    bool msix;                  /* MSI-X enabled (vectors stay masked) */
+    /*
+     * The link, as the device keeps it: up while the host's cable is in
+     * (link-up) and the guest has not taken it down (INJECT_FAULT); the
+     * one does not undo the other.  QUERY_PORT must agree.
+     */
+    bool cable_pulled;          /* the last link-up qom-set said false */
+    bool link_injected_down;    /* LINK_DOWN injected, no LINK_UP since */
+} Fz;
+
+/* Random values */
+uint32_t fz_below(Fz *f, uint32_t n);
+bool fz_chance(Fz *f, unsigned percent);
+uint64_t fz_rand64(Fz *f);
+uint64_t fz_interesting(Fz *f);
+bool fz_hits_admin(Fz *f, uint64_t addr, uint64_t len);
+uint64_t fz_addr(Fz *f, uint64_t len);
+void fz_mutate(Fz *f, void *buf, size_t len);
+void fz_pair(Fz *f, const char *kind, unsigned op, unsigned status);
+
+/* The model */
+int fz_slot(Fz *f, const bool *live, int n, bool want_live);
+uint32_t fz_handle(Fz *f, const uint32_t *h, const bool *live, int n);
+uint32_t fz_cqn(Fz *f);
+uint32_t fz_qpn(Fz *f);
+uint32_t fz_srqn(Fz *f);
+uint32_t fz_key(Fz *f);
+void fz_resync(Fz *f);
+
+/* Work requests */
+struct qhca_sge fz_sge(Fz *f);
+void fz_send(Fz *f);
+void fz_poll(Fz *f);
+
+/* qhca-fuzz-verbs.c */
+void fzv_forget(Fz *f);
+uint32_t fzv_key(Fz *f);
+uint32_t fzv_xrc_srqn(Fz *f);
+void fzv_cmd(Fz *f);
+void fzv_build(Fz *f);
+void fzv_memop(Fz *f);
+
+/* qhca-fuzz-faults.c */
+void fzv_resynced(Fz *f);
+void fzv_fault(Fz *f);
+uint8_t fzv_inject(Fz *f, uint16_t type, uint32_t handle);
+void fzv_check_link(Fz *f, const char *after);
+void fzv_clock(Fz *f);
+
+#endif /* QHCA_FUZZ_H */
