@@ -640,7 +640,7 @@ enum qhca_counter {
 	QHCA_CNT_RX_BYTES,		/* payload bytes received */
 	QHCA_CNT_RNR_NAKS_SENT,
 	QHCA_CNT_RNR_NAKS_RCVD,
-	QHCA_CNT_RETRIES,		/* transport retries (timeouts) */
+	QHCA_CNT_RETRIES,		/* retransmissions: timeouts, sequence NAKs */
 	QHCA_CNT_ERR_LOC_LEN,
 	QHCA_CNT_ERR_LOC_QP_OP,
 	QHCA_CNT_ERR_LOC_PROT,

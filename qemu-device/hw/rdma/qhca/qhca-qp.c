@@ -447,11 +447,13 @@ bool qhca_qp_flush(QhcaState *s, QhcaQp *qp)
             return false;
         }
         trace_qhca_qp_flush(qp->qpn, "SQ", idx);
-        qhca_qp_flush_cqe(s, qp, qp->send_cqn, wr_id, idx, opcode);
+        /* The slot is free before its CQE says so (qhca_req_complete()). */
         qatomic_set(&qp->sq_comp, idx + 1);
         if (!taken) {
             qp->sq_next = qp->sq_comp;
         }
+        smp_wmb();
+        qhca_qp_flush_cqe(s, qp, qp->send_cqn, wr_id, idx, opcode);
         budget--;
     }
     if (qp->sq_comp == qp->sq_pi) {
@@ -479,8 +481,9 @@ bool qhca_qp_flush(QhcaState *s, QhcaQp *qp)
             return false;
         }
         trace_qhca_qp_flush(qp->qpn, "RQ", idx);
-        qhca_qp_flush_cqe(s, qp, qp->recv_cqn, wr_id, idx, opcode);
         qatomic_set(&qp->rq_ci, idx + 1);
+        smp_wmb();
+        qhca_qp_flush_cqe(s, qp, qp->recv_cqn, wr_id, idx, opcode);
         budget--;
     }
     return qp->sq_comp != qp->sq_pi || qp->rq_ci != qp->rq_pi;

@@ -281,6 +281,13 @@ static void qhca_req_complete(QhcaState *s, QhcaQp *qp)
         if (!qhca_req_wqe_complete(qp, w)) {
             return;
         }
+        /*
+         * Free the slot before the CQE says so: a guest that sees the
+         * CQE may post into the slot at once, and its doorbell is checked
+         * against sq_comp.
+         */
+        qatomic_set(&qp->sq_comp, qp->sq_comp + 1);
+        smp_wmb();
         if (failed || (w->flags & QHCA_WQE_F_SIGNALED) ||
             (qp->flags & QHCA_QP_F_SQ_SIG_ALL)) {
             struct qhca_cqe cqe = {
@@ -297,7 +304,6 @@ static void qhca_req_complete(QhcaState *s, QhcaQp *qp)
                 return;
             }
         }
-        qatomic_set(&qp->sq_comp, qp->sq_comp + 1);
         if (failed) {
             qhca_qp_error(s, qp, 0);
             return;
@@ -773,6 +779,20 @@ static void qhca_req_nak(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 
     switch (value) {
     case QHCA_NAK_PSN_SEQ_ERR:
+        /*
+         * The responder lost a packet: go back to the PSN it names.  As
+         * in IBA (and rxe) this spends the same budget as a timeout;
+         * the acknowledgement above restored it if there was progress.
+         */
+        if (!req->retry_left) {
+            qhca_req_fail(s, qp, w, QHCA_WC_RETRY_EXC_ERR,
+                          "transport retries exhausted (sequence NAKs)");
+            req->halted = true;
+            return;
+        }
+        req->retry_left--;
+        qhca_count(s, QHCA_CNT_RETRIES, 1);
+        trace_qhca_req_seq_nak(qp->qpn, pkt->psn, req->retry_left);
         qhca_req_rewind(qp, pkt->psn);
         return;
     case QHCA_NAK_REM_ACCESS:
