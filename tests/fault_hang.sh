@@ -79,7 +79,10 @@ objects() {
 
 # pins: user pages pinned system-wide.  An MR pins its pages until the
 # driver releases them, which it must also do when the device is dead.
+# The counters are per CPU and folded into /proc/vmstat lazily (the sum
+# read there was once -3 after a long run): stat_refresh folds them first.
 pins() {
+	echo 1 > /proc/sys/vm/stat_refresh 2>/dev/null
 	awk '/^nr_foll_pin_acquired/ { a = $2 }
 	     /^nr_foll_pin_released/ { r = $2 }
 	     END { if (a != "") print a - r }' /proc/vmstat
