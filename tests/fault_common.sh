@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Sourced by fault_rmmod.sh and fault_reset.sh, which take the device away
-# under streaming processes in the same way: paths, the fault_helper
+# Sourced by the fault_*.sh tests, which take the device away under
+# streaming processes in much the same way: paths, the fault_helper
 # processes they track and clean up (leaving qhca loaded), TAP results,
 # and the waits on the port and on the helpers' progress files.
 # Environment: QHCA_KO, QHCA_TOP, QHCA_TEST_BIN (where fault_helper is).
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$tests_dir/kernel_log.sh"
 QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
 : "${QHCA_KO:=$QHCA_TOP/drivers/infiniband/hw/qhca/qhca.ko}"
 helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests}/fault_helper
@@ -35,6 +36,17 @@ result() {
 	num=$((num + 1))
 	printf '%s %d %s\n' "$1" "$num" "$2"
 	[ "$1" = ok ] || failed=1
+}
+
+# begin_test NAME: mark the kernel log ($marker, for check_kernel_log) and
+# make sure the device is there, loaded by an earlier test or by us.
+begin_test() {
+	marker="qhca $1 $$ $(date +%s)"
+	echo "$marker" > /dev/kmsg
+	modprobe ib_uverbs
+	if [ ! -e /sys/module/qhca ]; then
+		insmod "$QHCA_KO" && wait_active
+	fi
 }
 
 wait_active() {

@@ -29,12 +29,7 @@ tcp_port=$((20000 + $$ % 20000))
 echo "TAP version 13"
 echo "1..15"
 
-marker="qhca fault_hang $$ $(date +%s)"
-echo "$marker" > /dev/kmsg
-modprobe ib_uverbs
-if [ ! -e /sys/module/qhca ]; then
-	insmod "$QHCA_KO" && wait_active
-fi
+begin_test fault_hang
 mountpoint -q /sys/kernel/debug ||
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 inject=/sys/kernel/debug/qhca/qhca0/inject
@@ -324,15 +319,6 @@ else
 fi
 
 # 15: the kernel never complained.
-log=$(dmesg | sed -n "/$marker/,\$p")
-oops=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:' <<< "$log")
-if [ -z "$log" ]; then
-	result "not ok" "kernel log: cannot read it"
-elif [ -n "$oops" ]; then
-	while IFS= read -r line; do echo "# $line"; done <<< "$oops"
-	result "not ok" "kernel log: warnings or oopses"
-else
-	result ok "kernel log: clean"
-fi
+check_kernel_log "$marker"
 
 exit $failed

@@ -12,6 +12,7 @@
 # Environment: QHCA_TOP, QHCA_TEST_BIN (where fault_helper is),
 # QHCA_KILL_ROUNDS (default 100), QHCA_KILL_PROCS (default 3).
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
@@ -141,15 +142,6 @@ else
 	result "not ok" "traffic after the kills: $out"
 fi
 
-log=$(dmesg | sed -n "/$marker/,\$p")
-oops=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:' <<< "$log")
-if [ -z "$log" ]; then
-	result "not ok" "kernel log: cannot read it"
-elif [ -n "$oops" ]; then
-	while IFS= read -r line; do echo "# $line"; done <<< "$oops"
-	result "not ok" "kernel log: warnings or oopses"
-else
-	result ok "kernel log: clean"
-fi
+check_kernel_log "$marker"
 
 exit $failed

@@ -17,6 +17,7 @@
 # QHCA_LOAD_QPS (4096 in all), QHCA_LOAD_DEPTH (64), QHCA_LOAD_MSGS (messages
 # per pair, 200).
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
@@ -126,15 +127,6 @@ else
 	result "not ok" "device objects: ${now:-unreadable}, expected ${base:-unreadable}"
 fi
 
-log=$(dmesg | sed -n "/$marker/,\$p")
-oops=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:' <<< "$log")
-if [ -z "$log" ]; then
-	result "not ok" "kernel log: cannot read it"
-elif [ -n "$oops" ]; then
-	while IFS= read -r line; do echo "# $line"; done <<< "$oops"
-	result "not ok" "kernel log: warnings or oopses"
-else
-	result ok "kernel log: clean"
-fi
+check_kernel_log "$marker"
 
 exit $failed

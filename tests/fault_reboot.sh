@@ -32,7 +32,7 @@ state=${QHCA_CTL:-}/fault_reboot
 kverbs=$QHCA_TOP/tests/kernel/qhca_kverbs_test.ko
 kmod=qhca_kverbs_test
 tcp_port=18515
-oops_re='WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:|[Cc]orrupt|[Bb]ad page|Bad rss|page dumped|list_(add|del) corruption'
+oops_re="$kernel_log_bad"'|[Cc]orrupt|[Bb]ad page|Bad rss|page dumped|list_(add|del) corruption'
 
 # snapshot DIR: what the driver and the device hold now, one file each.
 snapshot() {

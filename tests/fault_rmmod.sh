@@ -19,12 +19,7 @@ set -uo pipefail
 echo "TAP version 13"
 echo "1..7"
 
-marker="qhca fault_rmmod $$ $(date +%s)"
-echo "$marker" > /dev/kmsg
-modprobe ib_uverbs
-if [ ! -e /sys/module/qhca ]; then
-	insmod "$QHCA_KO" && wait_active
-fi
+begin_test fault_rmmod
 
 outs=()
 for i in $(seq $procs); do
@@ -94,15 +89,6 @@ else
 	result "not ok" "reloaded device: uars pds cqs qps mrs = $counts; $out"
 fi
 
-log=$(dmesg | sed -n "/$marker/,\$p")
-oops=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:' <<< "$log")
-if [ -z "$log" ]; then
-	result "not ok" "kernel log: cannot read it"
-elif [ -n "$oops" ]; then
-	while IFS= read -r line; do echo "# $line"; done <<< "$oops"
-	result "not ok" "kernel log: warnings or oopses"
-else
-	result ok "kernel log: clean"
-fi
+check_kernel_log "$marker"
 
 exit $failed

@@ -10,6 +10,7 @@
 #
 # Environment: QHCA_TOP (the repository, default this script's parent).
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
@@ -91,14 +92,7 @@ else
 	result ok "hw_objects back to what they were"
 fi
 
-log=$(dmesg | sed -n "/$marker/,\$p")
-oops=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:' <<< "$log")
-if [ -n "$oops" ]; then
-	while IFS= read -r line; do echo "# $line"; done <<< "$oops"
-	result "not ok" "kernel log: warnings or oopses"
-else
-	result ok "kernel log: clean"
-fi
+check_kernel_log "$marker"
 
 echo "1..$num"
 exit $failed

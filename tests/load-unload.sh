@@ -9,6 +9,7 @@
 # Environment: QHCA_KO (path of qhca.ko, set by the guest bench),
 # QHCA_RELOADS (rounds, default 20).
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
 
 : "${QHCA_KO:?QHCA_KO must name qhca.ko}"
 rounds=${QHCA_RELOADS:-20}
@@ -101,15 +102,6 @@ else
 	result ok "object counters after every reload: $first ($names)"
 fi
 
-log=$(dmesg | sed -n "/$marker/,\$p")
-oops=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|KASAN|UBSAN|refcount_t:' <<< "$log")
-if [ -z "$log" ]; then
-	result "not ok" "kernel log: cannot read it"
-elif [ -n "$oops" ]; then
-	while IFS= read -r line; do echo "# $line"; done <<< "$oops"
-	result "not ok" "kernel log: warnings or oopses during the reloads"
-else
-	result ok "kernel log: clean"
-fi
+check_kernel_log "$marker" "during the reloads"
 
 exit $failed
