@@ -452,6 +452,7 @@ bool qhca_qp_flush(QhcaState *s, QhcaQp *qp)
         if (!taken) {
             qp->sq_next = qp->sq_comp;
         }
+        /* sq_comp before the CQE: pairs with the doorbell's read of it. */
         smp_wmb();
         qhca_qp_flush_cqe(s, qp, qp->send_cqn, wr_id, idx, opcode);
         budget--;
@@ -482,6 +483,7 @@ bool qhca_qp_flush(QhcaState *s, QhcaQp *qp)
         }
         trace_qhca_qp_flush(qp->qpn, "RQ", idx);
         qatomic_set(&qp->rq_ci, idx + 1);
+        /* rq_ci before the CQE: pairs with the doorbell's read of it. */
         smp_wmb();
         qhca_qp_flush_cqe(s, qp, qp->recv_cqn, wr_id, idx, opcode);
         budget--;

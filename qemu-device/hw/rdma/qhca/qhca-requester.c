@@ -287,6 +287,7 @@ static void qhca_req_complete(QhcaState *s, QhcaQp *qp)
          * against sq_comp.
          */
         qatomic_set(&qp->sq_comp, qp->sq_comp + 1);
+        /* sq_comp before the CQE: pairs with the doorbell's read of it. */
         smp_wmb();
         if (failed || (w->flags & QHCA_WQE_F_SIGNALED) ||
             (qp->flags & QHCA_QP_F_SQ_SIG_ALL)) {
