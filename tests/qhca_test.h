@@ -74,6 +74,19 @@ static inline long qhca_read_sysfs_long(const char *path)
 	return val;
 }
 
+/*
+ * One of the port's hw counters (rdma statistic), by its sysfs name;
+ * -errno on failure.  The driver caches them for 10 ms.
+ */
+static inline long qhca_hw_counter(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path),
+		 QHCA_SYSFS_IBDEV "/ports/1/hw_counters/%s", name);
+	return qhca_read_sysfs_long(path);
+}
+
 static inline int qhca_read_objs(struct qhca_objs *objs)
 {
 	objs->uars = qhca_read_sysfs_long(QHCA_SYSFS_HW_OBJECTS "/uars");

@@ -12,15 +12,6 @@
 
 #define IMM		0x0badcafeU
 #define SEED		0xc0de
-#define HW_COUNTERS	QHCA_SYSFS_IBDEV "/ports/1/hw_counters/"
-
-static long uc_counter(const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), HW_COUNTERS "%s", name);
-	return qhca_read_sysfs_long(path);
-}
 
 /* UC's transitions: what ib_modify_qp_is_ok() requires, nothing more. */
 static int uc_connect(struct ibv_qp *qp, uint16_t dlid, uint32_t dest_qpn,
@@ -244,7 +235,7 @@ TEST_F(uc, no_receive_wqe_dropped)
 	uint32_t len = 3 * 4096 + 7;	/* several packets at any MTU */
 	struct ibv_sge ssge = rc_sge(src, 0, len);
 	struct ibv_sge rsge = rc_sge(dst, 0, len);
-	long before = uc_counter("rx_drops");
+	long before = qhca_hw_counter("rx_drops");
 	struct ibv_wc wc;
 
 	ASSERT_LE(0, before) TH_LOG("no rx_drops counter");
@@ -253,7 +244,7 @@ TEST_F(uc, no_receive_wqe_dropped)
 			     IBV_SEND_SIGNALED, &ssge, 1, 0, 0));
 	RC_WAIT_WC(self->p.s[0].scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND);
 	rc_expect_no_wc(_metadata, self->p.s[1].rcq);
-	EXPECT_EQ(before + 1, uc_counter("rx_drops"));
+	EXPECT_EQ(before + 1, qhca_hw_counter("rx_drops"));
 
 	rc_prepare_dst(dst, 0, len, SEED);
 	ASSERT_EQ(0, rc_post_recv(self->p.s[1].qp, 2, &rsge, 1));
@@ -276,7 +267,7 @@ TEST_F(uc, bad_rkey_dropped)
 {
 	struct rc_buf *src = &self->buf[0], *dst = &self->buf[1];
 	struct ibv_sge ssge = rc_sge(src, 0, 1000);
-	long before = uc_counter("rx_drops");
+	long before = qhca_hw_counter("rx_drops");
 	struct ibv_wc wc;
 
 	rc_fill(src->mem, 1000, SEED);
@@ -290,7 +281,7 @@ TEST_F(uc, bad_rkey_dropped)
 	RC_WAIT_WC(self->p.s[0].scq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 	rc_expect_no_wc(_metadata, self->p.s[1].rcq);
 	RC_EXPECT_UNTOUCHED(dst, 0, 1000, SEED);
-	EXPECT_EQ(before + 1, uc_counter("rx_drops"));
+	EXPECT_EQ(before + 1, qhca_hw_counter("rx_drops"));
 	EXPECT_EQ(IBV_QPS_RTS, rc_qp_state(self->p.s[1].qp));
 
 	/* The receive WQE is still there for the next good one. */

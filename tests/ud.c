@@ -20,15 +20,6 @@
 #define IMM		0xfeedc0deU
 #define SEED		0x5eed
 
-#define HW_COUNTERS	QHCA_SYSFS_IBDEV "/ports/1/hw_counters/"
-
-static long ud_counter(const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), HW_COUNTERS "%s", name);
-	return qhca_read_sysfs_long(path);
-}
 
 /* RESET -> INIT -> RTR -> RTS with the attributes UD requires, no more. */
 static int ud_to_rts(struct ibv_qp *qp, uint32_t qkey)
@@ -288,7 +279,7 @@ TEST_F(ud, qkey_mismatch_dropped)
 	struct rc_buf *src = &self->buf[0], *dst = &self->buf[1];
 	struct ibv_sge ssge = rc_sge(src, 0, 100);
 	struct ibv_sge rsge = rc_sge(dst, 0, 1024);
-	long before = ud_counter("qkey_violations");
+	long before = qhca_hw_counter("qkey_violations");
 	struct ibv_wc wc;
 
 	ASSERT_LE(0, before) TH_LOG("no qkey_violations counter");
@@ -301,7 +292,7 @@ TEST_F(ud, qkey_mismatch_dropped)
 	RC_WAIT_WC(self->p.s[0].scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND);
 	rc_expect_no_wc(_metadata, self->p.s[1].rcq);
 	RC_EXPECT_UNTOUCHED(dst, GRH, 100, SEED);
-	EXPECT_EQ(before + 1, ud_counter("qkey_violations"));
+	EXPECT_EQ(before + 1, qhca_hw_counter("qkey_violations"));
 
 	/* The receive WQE is still there for the right Q_Key. */
 	ASSERT_EQ(0, ud_send(self->p.s[0].qp, self->ah,
@@ -319,7 +310,7 @@ TEST_F(ud, qkey_high_bit_uses_qp_qkey)
 	struct rc_buf *src = &self->buf[0], *dst = &self->buf[1];
 	struct ibv_sge ssge = rc_sge(src, 0, 10);
 	struct ibv_sge rsge = rc_sge(dst, 0, 1024);
-	long before = ud_counter("qkey_violations");
+	long before = qhca_hw_counter("qkey_violations");
 	struct ibv_wc wc;
 
 	rc_fill(src->mem, 10, SEED);
@@ -341,7 +332,7 @@ TEST_F(ud, qkey_high_bit_uses_qp_qkey)
 			     IBV_WR_SEND, &ssge, 0));
 	RC_WAIT_WC(self->p.s[0].scq, 3, IBV_WC_SUCCESS, IBV_WC_SEND);
 	rc_expect_no_wc(_metadata, self->p.s[1].rcq);
-	EXPECT_EQ(before + 1, ud_counter("qkey_violations"));
+	EXPECT_EQ(before + 1, qhca_hw_counter("qkey_violations"));
 }
 
 /* Q_Keys with the high bit are the kernel's: user space gets EINVAL. */
@@ -366,7 +357,7 @@ TEST_F(ud, no_receive_wqe_dropped)
 	struct rc_buf *src = &self->buf[0], *dst = &self->buf[1];
 	struct ibv_sge ssge = rc_sge(src, 0, 100);
 	struct ibv_sge rsge = rc_sge(dst, 0, 1024);
-	long before = ud_counter("rx_drops");
+	long before = qhca_hw_counter("rx_drops");
 	struct ibv_wc wc;
 
 	ASSERT_LE(0, before) TH_LOG("no rx_drops counter");
@@ -376,7 +367,7 @@ TEST_F(ud, no_receive_wqe_dropped)
 			     &ssge, 0));
 	RC_WAIT_WC(self->p.s[0].scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND);
 	rc_expect_no_wc(_metadata, self->p.s[1].rcq);
-	EXPECT_EQ(before + 1, ud_counter("rx_drops"));
+	EXPECT_EQ(before + 1, qhca_hw_counter("rx_drops"));
 
 	rc_prepare_dst(dst, GRH, 100, SEED);
 	ASSERT_EQ(0, rc_post_recv(self->p.s[1].qp, 2, &rsge, 1));
