@@ -462,6 +462,8 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
         pkt->rkey = w->rkey;
         pkt->dma_len = w->length - MIN(off, w->length);
         pkt->ack_req = true;
+        /* An XRC READ names the target's SRQ too (its XRCETH). */
+        qhca_xport_fill_packet(s, qp, w, pkt);
     } else if (qhca_wr_is_atomic(w->opcode)) {
         bool cas = w->opcode == QHCA_WR_ATOMIC_CMP_AND_SWP;
 
@@ -474,6 +476,7 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
         pkt->swap_add = cas ? w->swap : w->compare_add;
         pkt->compare = w->compare_add;
         pkt->ack_req = true;
+        qhca_xport_fill_packet(s, qp, w, pkt);
     } else {
         uint32_t psn = qhca_psn_add(w->first_psn, k);
         uint32_t off = k * mtu;
