@@ -28,6 +28,7 @@ typedef struct Mwt {
     QhcaCq cq;
     uint32_t lkey;              /* physical MR over RAM, with MW_BIND */
     uint32_t plain_lkey;        /* physical MR without MW_BIND */
+    uint32_t ro_lkey;           /* MW_BIND and remote read only */
 } Mwt;
 
 static Mwt *mwt_start(const char *props)
@@ -40,6 +41,8 @@ static Mwt *mwt_start(const char *props)
     m->lkey = qt_reg_phys_mr(t, m->pdn, MR_ACCESS, 0x11, 12);
     m->plain_lkey = qt_reg_phys_mr(t, m->pdn, QHCA_ACCESS_LOCAL_WRITE |
                                    QHCA_ACCESS_REMOTE_WRITE, 0x22, 12);
+    m->ro_lkey = qt_reg_phys_mr(t, m->pdn, QHCA_ACCESS_REMOTE_READ |
+                                QHCA_ACCESS_MW_BIND, 0x33, 12);
     return m;
 }
 
@@ -311,8 +314,11 @@ static void test_bind_wqes(void)
     mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
     b = mwt_bind(k1 + 1, 1, QHCA_BIND_NO_MR, 0, 1);
     mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
-    b = mwt_bind(k1 + 1, 1, m->lkey, 0x1000, 0x1000);
-    b.access = QHCA_ACCESS_REMOTE_ATOMIC;   /* the MR has no atomics */
+    b = mwt_bind(k1 + 1, 1, m->ro_lkey, 0x1000, 0x1000);
+    b.access = QHCA_ACCESS_REMOTE_ATOMIC;   /* the MR has no local write */
+    mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
+    b = mwt_bind(k1 + 1, 1, m->ro_lkey, 0x1000, 0x1000);
+    b.access = QHCA_ACCESS_REMOTE_WRITE;
     mwt_expect(m, &b, QHCA_WC_MW_BIND_ERR, QHCA_WC_BIND_MW);
 
     /* A type 2 window of another PD, through a QP of this one. */

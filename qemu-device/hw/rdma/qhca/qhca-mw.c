@@ -260,7 +260,7 @@ static uint8_t qhca_local_bind(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
 {
     uint64_t addr = w->remote_addr, len = w->compare_add;
     uint32_t index = QHCA_FIELD_GET(QHCA_MKEY_INDEX, w->local_key);
-    uint8_t need = w->local_access;
+    uint8_t need = 0;
     QhcaMw *mw = qhca_mw_by_key(s, w->rkey);
     QhcaMr *mr = NULL;
 
@@ -294,11 +294,17 @@ static uint8_t qhca_local_bind(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
         *why = "MR without MW_BIND access";
         return QHCA_WC_MW_BIND_ERR;
     }
-    if (need & (QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_ATOMIC)) {
-        need |= QHCA_ACCESS_LOCAL_WRITE;
+    /*
+     * As in IBA: the window's own access governs remote use (the MR
+     * needs no remote access of its own), but a window that lets the
+     * peer write needs an MR the HCA may write locally.
+     */
+    if (w->local_access & (QHCA_ACCESS_REMOTE_WRITE |
+                           QHCA_ACCESS_REMOTE_ATOMIC)) {
+        need = QHCA_ACCESS_LOCAL_WRITE;
     }
     if ((mr->access & need) != need) {
-        *why = "window access beyond the MR's";
+        *why = "remote-write window on an MR without local write";
         return QHCA_WC_MW_BIND_ERR;
     }
     if (len && (addr < mr->iova || len > mr->length ||
