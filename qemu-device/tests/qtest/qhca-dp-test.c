@@ -1665,6 +1665,7 @@ static void test_bad_doorbells(void)
     uint64_t page = dp->uar * QHCA_DB_PAGE_SIZE;
     struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
     struct qhca_stats st;
+    int i;
 
     g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_UAR, NULL, 0, &uar2), ==,
                      QHCA_AQ_SUCCESS);
@@ -1683,7 +1684,10 @@ static void test_bad_doorbells(void)
                    p.a->qpn << 16 | 0xffff);
     qpci_io_writel(t->dev, t->bar2, page + QHCA_DB_CQ_ARM,
                    p.cq_a->cqn << 16 | 5);
-    g_usleep(20000);
+    /* The engine thread checks the last arm when it runs: wait, bounded. */
+    for (i = 0; i < 500 && qt_counter(t, QHCA_CNT_BAD_DOORBELLS) < 7; i++) {
+        g_usleep(10000);
+    }
     qt_cq_assert_empty(dp->t, p.cq_a);
     st = qt_stats(t);
     g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 7);

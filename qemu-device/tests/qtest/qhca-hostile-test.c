@@ -1145,7 +1145,11 @@ static void test_qp_doorbells(void)
     hx_db(&p.h, p.a.uar, QHCA_DB_CQ_ARM, p.cq_a.cqn << 16 | 100);
     hx_db(&p.h, p.a.uar, QHCA_DB_CQ_ARM_SOL, p.cq_a.cqn << 16 | 0x8000);
     errors += 2;
-    g_usleep(20000);
+    /* The engine thread takes the arms when it runs: wait, bounded. */
+    for (i = 0; i < 500 && hx_counter(p.t, QHCA_CNT_BAD_DOORBELLS) < errors;
+         i++) {
+        g_usleep(10000);
+    }
     g_assert_cmpuint(hx_counter(p.t, QHCA_CNT_BAD_DOORBELLS), ==, errors);
     hx_no_cqe(&p, &p.cq_a);
     hx_assert_errors(p.t, errors);
