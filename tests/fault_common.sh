@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Sourced by the fault_*.sh tests, which take the device away under
-# streaming processes in much the same way: paths, the fault_helper
+# Sourced by the fault_*.sh tests, which stress or take away the device
+# under streaming processes in much the same way: paths, the fault_helper
 # processes they track and clean up (leaving qhca loaded), TAP results,
-# and the waits on the port and on the helpers' progress files.
+# the waits on the port and on the helpers' progress files, the helpers
+# that must see DEVICE_FATAL, and the device's object counts.
 # Environment: QHCA_KO, QHCA_TOP, QHCA_TEST_BIN (where fault_helper is).
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -12,6 +13,7 @@ QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
 : "${QHCA_KO:=$QHCA_TOP/drivers/infiniband/hw/qhca/qhca.ko}"
 helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests}/fault_helper
 ibdev=/sys/class/infiniband/qhca0
+objs=$ibdev/hw_objects
 procs=3
 pairs=4
 
@@ -74,3 +76,61 @@ wait_word() {
 	return 1
 }
 
+# start_helpers: $procs streaming fault_helper processes; 0 once READY.
+start_helpers() {
+	local i
+	outs=()
+	for i in $(seq $procs); do
+		QHCA_FAULT_KEEP_GOING=1 "$helper" rmmod $pairs \
+			> "$tmp/out$i" 2> "$tmp/err$i" &
+		pids+=($!)
+		outs+=("$tmp/out$i")
+	done
+	wait_word READY 60 "${outs[@]}"
+}
+
+# helpers_fatal: each helper got IBV_EVENT_DEVICE_FATAL, kept going for a
+# second, closed everything and exited 0; else $bad says what went wrong.
+# Not in a subshell: it waits for the helpers, children of this shell.
+helpers_fatal() {
+	local i rc
+	bad=""
+	for i in $(seq $procs); do
+		if ! timeout 60 tail --pid="${pids[$((i - 1))]}" -f /dev/null; then
+			bad+=" helper $i did not exit;"
+			continue
+		fi
+		wait "${pids[$((i - 1))]}"
+		rc=$?
+		if [ "$rc" != 0 ] ||
+		   ! grep -qx "EVENT DEVICE_FATAL" "$tmp/out$i" ||
+		   ! grep -qx SURVIVED "$tmp/out$i" ||
+		   ! grep -qx CLOSED "$tmp/out$i"; then
+			bad+=" helper $i: exit $rc, $(tr '\n' ' ' < "$tmp/out$i")$(tr '\n' ' ' < "$tmp/err$i");"
+		fi
+	done
+	pids=()
+}
+
+# fresh_device TRAFFIC...: the device holds no user object and
+# "$helper" check TRAFFIC moves verified data; else $counts (uars pds cqs
+# qps mrs) and $out say what is wrong.
+fresh_device() {
+	local f
+	counts=""
+	out=""
+	for f in uars pds cqs qps mrs; do
+		counts+="$(cat "$ibdev/hw_objects/$f" 2>/dev/null)"
+	done
+	[ "$counts" = 00000 ] && out=$("$helper" check "$@" 2>&1)
+}
+
+# counters: "name=value ..." for every user-object counter, or nothing.
+counters() {
+	local f out=""
+	for f in uars pds cqs qps mrs srqs; do
+		[ -f "$objs/$f" ] || continue
+		out+="${out:+ }$f=$(cat "$objs/$f" 2>/dev/null)" || return
+	done
+	echo "$out"
+}

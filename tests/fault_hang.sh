@@ -124,42 +124,6 @@ pingpong() {
 	return 1
 }
 
-# start_helpers: $procs streaming fault_helper processes; 0 once READY.
-start_helpers() {
-	local i
-	outs=()
-	for i in $(seq $procs); do
-		QHCA_FAULT_KEEP_GOING=1 "$helper" rmmod $pairs \
-			> "$tmp/out$i" 2> "$tmp/err$i" &
-		pids+=($!)
-		outs+=("$tmp/out$i")
-	done
-	wait_word READY 60 "${outs[@]}"
-}
-
-# helpers_fatal: each helper got IBV_EVENT_DEVICE_FATAL, kept going for a
-# second, closed everything and exited 0; else $bad says what went wrong.
-# Not in a subshell: it waits for the helpers, children of this shell.
-helpers_fatal() {
-	local i rc
-	bad=""
-	for i in $(seq $procs); do
-		if ! timeout 60 tail --pid="${pids[$((i - 1))]}" -f /dev/null; then
-			bad+=" helper $i did not exit;"
-			continue
-		fi
-		wait "${pids[$((i - 1))]}"
-		rc=$?
-		if [ "$rc" != 0 ] ||
-		   ! grep -qx "EVENT DEVICE_FATAL" "$tmp/out$i" ||
-		   ! grep -qx SURVIVED "$tmp/out$i" ||
-		   ! grep -qx CLOSED "$tmp/out$i"; then
-			bad+=" helper $i: exit $rc, $(tr '\n' ' ' < "$tmp/out$i")$(tr '\n' ' ' < "$tmp/err$i");"
-		fi
-	done
-	pids=()
-}
-
 # 1: the file, root only.
 mode=$(stat -c %a "$inject" 2>/dev/null)
 if [ "$mode" = 200 ]; then

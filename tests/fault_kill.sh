@@ -12,46 +12,11 @@
 # Environment: QHCA_TOP, QHCA_TEST_BIN (where fault_helper is),
 # QHCA_KILL_ROUNDS (default 100), QHCA_KILL_PROCS (default 3).
 set -uo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/fault_common.sh"
 
-tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
-helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests}/fault_helper
-objs=/sys/class/infiniband/qhca0/hw_objects
 rounds=${QHCA_KILL_ROUNDS:-100}
 procs=${QHCA_KILL_PROCS:-3}
 pairs=2
-
-num=0
-failed=0
-tmp=$(mktemp -d)
-pids=()
-
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do
-		kill -9 "$pid" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-result() {
-	num=$((num + 1))
-	printf '%s %d %s\n' "$1" "$num" "$2"
-	[ "$1" = ok ] || failed=1
-}
-
-# counters: "name=value ..." for every user-object counter, or nothing.
-counters() {
-	local f out=""
-	for f in uars pds cqs qps mrs srqs; do
-		[ -f "$objs/$f" ] || continue
-		out+="${out:+ }$f=$(cat "$objs/$f" 2>/dev/null)" || return
-	done
-	echo "$out"
-}
 
 # res: ib_core's resource counts of qhca0 ("pd N cq N qp N ..."), or
 # nothing without the rdma tool.
@@ -63,8 +28,7 @@ res() {
 echo "TAP version 13"
 echo "1..5"
 
-marker="qhca fault_kill $$ $(date +%s)"
-echo "$marker" > /dev/kmsg
+begin_test fault_kill
 
 base=$(counters)
 base_res=$(res)

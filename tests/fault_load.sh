@@ -17,52 +17,16 @@
 # QHCA_LOAD_QPS (4096 in all), QHCA_LOAD_DEPTH (64), QHCA_LOAD_MSGS (messages
 # per pair, 200).
 set -uo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/fault_common.sh"
 
-tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
-helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests}/fault_helper
-ibdev=/sys/class/infiniband/qhca0
-objs=$ibdev/hw_objects
 procs=${QHCA_LOAD_PROCS:-4}
 qps=${QHCA_LOAD_QPS:-4096}
 depth=${QHCA_LOAD_DEPTH:-64}
 msgs=${QHCA_LOAD_MSGS:-200}
 
-num=0
-failed=0
-tmp=$(mktemp -d)
-pids=()
-
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do
-		kill -9 "$pid" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-result() {
-	num=$((num + 1))
-	printf '%s %d %s\n' "$1" "$num" "$2"
-	[ "$1" = ok ] || failed=1
-}
-
-counters() {
-	local f out=""
-	for f in uars pds cqs qps mrs srqs; do
-		[ -f "$objs/$f" ] || continue
-		out+="${out:+ }$f=$(cat "$objs/$f" 2>/dev/null)"
-	done
-	echo "$out"
-}
-
 echo "TAP version 13"
 
-marker="qhca fault_load $$ $(date +%s)"
-echo "$marker" > /dev/kmsg
+begin_test fault_load
 
 # What the device offers (ibv_devinfo -v: max_qp), less what is in use.
 max_qp=$(ibv_devinfo -d qhca0 -v 2>/dev/null | sed -n 's/^[[:space:]]*max_qp:[[:space:]]*\([0-9]*\).*/\1/p')

@@ -21,15 +21,8 @@ echo "1..7"
 
 begin_test fault_rmmod
 
-outs=()
-for i in $(seq $procs); do
-	# Each keeps polling and posting for a second after the event.
-	QHCA_FAULT_KEEP_GOING=1 "$helper" rmmod $pairs > "$tmp/out$i" \
-		2> "$tmp/err$i" &
-	pids+=($!)
-	outs+=("$tmp/out$i")
-done
-if wait_word READY 60 "${outs[@]}"; then
+# Each keeps polling and posting for a second after the event.
+if start_helpers; then
 	result ok "$procs processes x $pairs RC pairs streaming verified SENDs"
 else
 	result "not ok" "helpers not streaming: $(cat "$tmp"/err* | tr '\n' ' ')"
@@ -48,22 +41,7 @@ else
 	result ok "qhca0 gone"
 fi
 
-bad=""
-for i in $(seq $procs); do
-	if ! timeout 60 tail --pid="${pids[$((i - 1))]}" -f /dev/null; then
-		bad+=" helper $i did not exit;"
-		continue
-	fi
-	wait "${pids[$((i - 1))]}"
-	rc=$?
-	if [ "$rc" != 0 ] || ! grep -qx "EVENT DEVICE_FATAL" \
-				   "$tmp/out$i" ||
-	   ! grep -qx SURVIVED "$tmp/out$i" ||
-	   ! grep -qx CLOSED "$tmp/out$i"; then
-		bad+=" helper $i: exit $rc, $(tr '\n' ' ' < "$tmp/out$i")$(tr '\n' ' ' < "$tmp/err$i");"
-	fi
-done
-pids=()
+helpers_fatal
 if [ -z "$bad" ]; then
 	result ok "every process got IBV_EVENT_DEVICE_FATAL, kept polling and posting for 1 s, closed cleanly"
 else
@@ -77,13 +55,7 @@ else
 fi
 
 # The new device holds no user object and moves data.
-objs=$ibdev/hw_objects
-counts=""
-out=""
-for f in uars pds cqs qps mrs; do
-	counts+="$(cat "$objs/$f" 2>/dev/null)"
-done
-if [ "$counts" = 00000 ] && out=$("$helper" check 2 200 2>&1); then
+if fresh_device 2 200; then
 	result ok "reloaded device: no user objects, verified traffic"
 else
 	result "not ok" "reloaded device: uars pds cqs qps mrs = $counts; $out"

@@ -221,10 +221,11 @@ struct ibv_qp *qhca_create_xrc_tgt_qp(struct ibv_context *ibctx,
 /*
  * ibv_open_qp(): a handle on a TGT QP of an XRC domain we share, maybe
  * created by another process.  The kernel checks that the number is a TGT
- * QP of that domain (EINVAL otherwise), sends us the QP's events, and
- * modifies, queries and destroys the handle as the QP itself would be,
- * except that destroying a handle leaves the QP to its other holders.
- * There is nothing of the QP to map: it works without us.
+ * QP of that domain (EINVAL otherwise) and modifies, queries and destroys
+ * the handle as the QP itself would be, except that destroying a handle
+ * leaves the QP to its other holders.  There is nothing of the QP to map:
+ * it works without us.  Linux 6.12 delivers none of the QP's async events
+ * to an opened handle (ib_uverbs_open_qp() sets no event file).
  */
 struct ibv_qp *qhca_open_qp(struct ibv_context *ibctx,
 			    struct ibv_qp_open_attr *attr)
