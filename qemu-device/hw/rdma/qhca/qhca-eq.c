@@ -72,8 +72,7 @@ void qhca_eq_broadcast(QhcaState *s, enum qhca_event_type type,
 
     trace_qhca_event(type, data);
     qhca_count(s, QHCA_CNT_ASYNC_EVENTS, 1);
-    for (eqn = find_first_bit(s->eqs.map, s->eqs.size); eqn < s->eqs.size;
-         eqn = find_next_bit(s->eqs.map, s->eqs.size, eqn + 1)) {
+    QHCA_TABLE_FOR_EACH(&s->eqs, eqn) {
         qhca_eq_post(s, eqn, &s->eq[eqn], type, data);
     }
 }

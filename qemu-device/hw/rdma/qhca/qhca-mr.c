@@ -36,8 +36,7 @@ void qhca_mr_reset(QhcaState *s)
 {
     unsigned long i;
 
-    for (i = find_first_bit(s->mrs.map, s->mrs.size); i < s->mrs.size;
-         i = find_next_bit(s->mrs.map, s->mrs.size, i + 1)) {
+    QHCA_TABLE_FOR_EACH(&s->mrs, i) {
         qhca_mr_free(s, i);
     }
     qhca_table_reset(&s->mrs);

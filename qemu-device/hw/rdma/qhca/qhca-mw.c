@@ -45,8 +45,7 @@ void qhca_mw_reset(QhcaState *s)
 {
     unsigned long i;
 
-    for (i = find_first_bit(s->mws.map, s->mws.size); i < s->mws.size;
-         i = find_next_bit(s->mws.map, s->mws.size, i + 1)) {
+    QHCA_TABLE_FOR_EACH(&s->mws, i) {
         qhca_mw_free(s, i);
     }
     qhca_table_reset(&s->mws);

@@ -118,8 +118,7 @@ void qhca_qp_reset(QhcaState *s)
 {
     unsigned long i;
 
-    for (i = find_first_bit(s->qps.map, s->qps.size); i < s->qps.size;
-         i = find_next_bit(s->qps.map, s->qps.size, i + 1)) {
+    QHCA_TABLE_FOR_EACH(&s->qps, i) {
         qhca_qp_free(s, &s->qp[i]);
     }
     qhca_table_reset(&s->qps);

@@ -56,8 +56,7 @@ void qhca_srq_reset(QhcaState *s)
 {
     unsigned long i;
 
-    for (i = find_first_bit(s->srqs.map, s->srqs.size); i < s->srqs.size;
-         i = find_next_bit(s->srqs.map, s->srqs.size, i + 1)) {
+    QHCA_TABLE_FOR_EACH(&s->srqs, i) {
         qhca_srq_free(s, &s->srq[i]);
     }
     qhca_table_reset(&s->srqs);

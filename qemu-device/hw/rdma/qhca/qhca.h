@@ -260,6 +260,11 @@ void qhca_table_reset(QhcaTable *t);
 bool qhca_table_alloc(QhcaTable *t, uint32_t *handle);
 bool qhca_table_live(QhcaTable *t, uint32_t handle);
 void qhca_table_free(QhcaTable *t, uint32_t handle);
+
+/* Every live handle @i of table @t, in order; @i may be freed in the body. */
+#define QHCA_TABLE_FOR_EACH(t, i)                                     \
+    for ((i) = find_first_bit((t)->map, (t)->size); (i) < (t)->size;   \
+         (i) = find_next_bit((t)->map, (t)->size, (i) + 1))
 void qhca_objects_init(QhcaState *s);
 void qhca_objects_fini(QhcaState *s);
 void qhca_objects_reset(QhcaState *s);
