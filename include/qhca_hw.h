@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * qhca hardware interface, version 1.2.
+ * qhca hardware interface, version 1.4.
  *
  * This is the one description of the device's registers, admin commands,
  * queues and entries.  The QEMU device model, the Linux driver and the
@@ -9,7 +9,11 @@
  *
  * Rules:
  *  - Everything the device and the driver exchange is little endian and
- *    uses the fixed-width types of <linux/types.h>.
+ *    uses the fixed-width types of <linux/types.h>, with one exception:
+ *    imm_data (in struct qhca_sq_wqe, struct qhca_sq_wqe_ud and struct
+ *    qhca_cqe) holds the immediate's four bytes in the order they are
+ *    posted and go on the wire, which the verbs define as big endian
+ *    (__be32), so that no part swaps them.
  *  - Every structure has its size asserted below its definition.
  *  - Reserved fields are written as zero; the device rejects a command whose
  *    reserved fields are not zero.
@@ -103,7 +107,8 @@
 #define QHCA_VERSION_1_1		0x00010001
 #define QHCA_VERSION_1_2		0x00010002
 #define QHCA_VERSION_1_3		0x00010003
-#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_3
+#define QHCA_VERSION_1_4		0x00010004
+#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_4
 
 /* CAPS: no optional capabilities are defined in version 1.0. */
 #define QHCA_CAP_RSVD			0xffffffff
@@ -325,7 +330,13 @@ struct qhca_cmd_create_eq {
 QHCA_ASSERT_SIZE(qhca_cmd_create_eq, 24);
 #define QHCA_EQ_MIN_DEPTH_LOG2	1
 
-/* QUERY_STATS: response struct qhca_stats, the device's object counts. */
+/*
+ * QUERY_STATS: response struct qhca_stats, the device's object counts.
+ * 1.4 added mws, xrcds and mcast_groups after the 1.3 layout, so that a
+ * leak check sees every object the device holds: the device accepts a
+ * resp_len of QHCA_STATS_SIZE_1_3 or more and writes
+ * min(resp_len, sizeof(struct qhca_stats)) bytes.
+ */
 struct qhca_stats {
 	__le32 uars;
 	__le32 pds;
@@ -339,8 +350,13 @@ struct qhca_stats {
 	__le64 admin_errors;	/* admin commands that did not succeed */
 	__le64 doorbells;	/* doorbell page writes */
 	__le64 guest_errors;	/* everything logged as a guest error */
+	__le32 mws;		/* 1.4: memory windows */
+	__le32 xrcds;		/* 1.4: XRC domains */
+	__le32 mcast_groups;	/* 1.4: multicast groups with a QP attached */
+	__le32 rsvd1[5];
 };
-QHCA_ASSERT_SIZE(qhca_stats, 64);
+QHCA_ASSERT_SIZE(qhca_stats, 96);
+#define QHCA_STATS_SIZE_1_3		64
 
 /*
  * INJECT_FAULT (1.3): payload struct qhca_cmd_inject_fault, no response,
@@ -556,6 +572,20 @@ QHCA_ASSERT_SIZE(qhca_cmd_create_qp, 40);
 #define QHCA_RQ_MIN_STRIDE_LOG2		4
 #define QHCA_WQE_MAX_STRIDE_LOG2	10
 
+/*
+ * Limits the interface fixes.  Ring indices are free-running 16-bit
+ * numbers, so a work queue or SRQ holds at most 2^15 entries (max_qp_wr
+ * and max_srq_wr never exceed it); a WQE has at most QHCA_MAX_SGE SGEs
+ * and QHCA_MAX_INLINE bytes of inline data, both also bounded by its
+ * stride; a message is at most 2^31 bytes.
+ */
+#define QHCA_WQ_MAX_DEPTH_LOG2		15
+#define QHCA_WQ_MAX_DEPTH		(1u << QHCA_WQ_MAX_DEPTH_LOG2)
+#define QHCA_MAX_SGE			16
+#define QHCA_MAX_INLINE			256
+#define QHCA_MAX_RD_ATOMIC		16	/* max_qp_rd_atom, init_rd_atom */
+#define QHCA_MAX_MSG_SIZE		(1ull << 31)
+
 /* MODIFY_QP attribute mask: which fields of qhca_cmd_modify_qp apply. */
 #define QHCA_QP_ATTR_STATE		0x0001
 #define QHCA_QP_ATTR_ACCESS		0x0002
@@ -571,6 +601,15 @@ QHCA_ASSERT_SIZE(qhca_cmd_create_qp, 40);
 #define QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	0x0800
 #define QHCA_QP_ATTR_QKEY		0x1000	/* UD (1.2) */
 #define QHCA_QP_ATTR_RSVD		0xffffe000
+
+/* Ranges of the fields of MODIFY_QP, as IBA defines them. */
+#define QHCA_PSN_MASK			0x00ffffff	/* PSNs are 24 bits */
+#define QHCA_QPN_MASK			0x00ffffff	/* QPNs are 24 bits */
+#define QHCA_TIMEOUT_MAX		31
+#define QHCA_RETRY_CNT_MAX		7
+#define QHCA_RNR_RETRY_MAX		7	/* 7: retry for ever */
+#define QHCA_MIN_RNR_TIMER_MAX		31
+#define QHCA_SL_MAX			15
 
 /*
  * MODIFY_QP: no result.  The device checks the transition (the table of
@@ -808,7 +847,9 @@ QHCA_ASSERT_SIZE(qhca_sq_wqe_reg_mr, 64);
 
 #define QHCA_AV_F_GRH			0x01
 #define QHCA_AV_F_RSVD			0xfe
-#define QHCA_UD_QPN_MASK		0x00ffffff
+#define QHCA_UD_QPN_MASK		QHCA_QPN_MASK
+#define QHCA_AV_SL_MAX			QHCA_SL_MAX
+#define QHCA_AV_FLOW_LABEL_MAX		0x000fffff	/* 20 bits */
 /* The GRH the device writes at the start of every UD receive buffer. */
 #define QHCA_UD_GRH_SIZE		40
 
@@ -1033,5 +1074,134 @@ QHCA_ASSERT_SIZE(qhca_cqe, 64);
  * a process sees once its mappings are gone) never reads as a completion.
  */
 #define QHCA_CQE_OWNER_WRITTEN		0x02
+
+/* ------------------------------------------------------------------ */
+/* Send opcodes: what each one is                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * What each send opcode is, in one table that the device, the driver and
+ * the provider all read (rxe's rxe_wr_opcode_info[] is the model):
+ *
+ *  qp_types	QHCA_QPT_BIT() of every QP type that may post it; 0 for a
+ *		value that is no opcode.  A WQE whose opcode its QP type may
+ *		not post completes with LOC_QP_OP_ERR.
+ *  flags	QHCA_WR_F_*.
+ *  remote_access  the access (QHCA_ACCESS_REMOTE_*) the target's rkey
+ *		must grant.
+ *  wc_opcode	enum qhca_wc_opcode of its send completion.
+ *  ib_family	enum qhca_ib_family: which IB packets carry it.
+ *
+ * Opcode values are those of enum ibv_wr_opcode and enum ib_wr_opcode.
+ */
+#define QHCA_QPT_BIT(type)		(1u << (type))
+#define QHCA_QPTS_RC			(QHCA_QPT_BIT(QHCA_QPT_RC) | \
+					 QHCA_QPT_BIT(QHCA_QPT_XRC_INI))
+#define QHCA_QPTS_CONNECTED		(QHCA_QPTS_RC | QHCA_QPT_BIT(QHCA_QPT_UC))
+#define QHCA_QPTS_ALL_SEND		(QHCA_QPTS_CONNECTED | \
+					 QHCA_QPT_BIT(QHCA_QPT_UD))
+
+#define QHCA_WR_F_LOCAL		0x0001	/* memory operation: no packet */
+#define QHCA_WR_F_SEND		0x0002	/* consumes a receive WQE */
+#define QHCA_WR_F_WRITE		0x0004	/* writes remote memory */
+#define QHCA_WR_F_READ		0x0008	/* response data into local SGEs */
+#define QHCA_WR_F_ATOMIC	0x0010	/* one 8-byte SGE gets the old value */
+#define QHCA_WR_F_IMM		0x0020	/* carries imm_data */
+#define QHCA_WR_F_INV		0x0040	/* rkey is a key to invalidate */
+#define QHCA_WR_F_INLINE	0x0080	/* may carry inline data */
+#define QHCA_WR_F_REMOTE_ADDR	0x0100	/* uses remote_addr and rkey */
+/* Waits for a response rather than an ACK; SGEs need local write. */
+#define QHCA_WR_F_RESPONSE	(QHCA_WR_F_READ | QHCA_WR_F_ATOMIC)
+
+enum qhca_ib_family {
+	QHCA_IB_FAMILY_NONE	= 0,	/* local: nothing on the wire */
+	QHCA_IB_FAMILY_SEND	= 1,	/* SEND_FIRST .. SEND_ONLY_INV */
+	QHCA_IB_FAMILY_WRITE	= 2,	/* RDMA_WRITE_FIRST .. ONLY_IMM */
+	QHCA_IB_FAMILY_READ	= 3,	/* RDMA_READ_REQUEST, responses */
+	QHCA_IB_FAMILY_CMP_SWAP	= 4,	/* COMPARE_SWAP, ATOMIC_ACK */
+	QHCA_IB_FAMILY_FETCH_ADD = 5,	/* FETCH_ADD, ATOMIC_ACK */
+};
+
+struct qhca_wr_info {
+	__u16 qp_types;
+	__u16 flags;
+	__u8 remote_access;
+	__u8 wc_opcode;
+	__u8 ib_family;
+	__u8 rsvd;
+};
+QHCA_ASSERT_SIZE(qhca_wr_info, 8);
+
+#define QHCA_WR_OPCODE_NUM		(QHCA_WR_REG_MR + 1)
+
+/* The row of @opcode, or NULL if it is no opcode. */
+static inline const struct qhca_wr_info *qhca_wr_info(unsigned int opcode)
+{
+	static const struct qhca_wr_info table[QHCA_WR_OPCODE_NUM] = {
+		[QHCA_WR_RDMA_WRITE] = {
+			QHCA_QPTS_CONNECTED,
+			QHCA_WR_F_WRITE | QHCA_WR_F_INLINE |
+			QHCA_WR_F_REMOTE_ADDR,
+			QHCA_ACCESS_REMOTE_WRITE, QHCA_WC_RDMA_WRITE,
+			QHCA_IB_FAMILY_WRITE, 0 },
+		[QHCA_WR_RDMA_WRITE_WITH_IMM] = {
+			QHCA_QPTS_CONNECTED,
+			QHCA_WR_F_WRITE | QHCA_WR_F_IMM | QHCA_WR_F_INLINE |
+			QHCA_WR_F_REMOTE_ADDR,
+			QHCA_ACCESS_REMOTE_WRITE, QHCA_WC_RDMA_WRITE,
+			QHCA_IB_FAMILY_WRITE, 0 },
+		[QHCA_WR_SEND] = {
+			QHCA_QPTS_ALL_SEND,
+			QHCA_WR_F_SEND | QHCA_WR_F_INLINE,
+			0, QHCA_WC_SEND, QHCA_IB_FAMILY_SEND, 0 },
+		[QHCA_WR_SEND_WITH_IMM] = {
+			QHCA_QPTS_ALL_SEND,
+			QHCA_WR_F_SEND | QHCA_WR_F_IMM | QHCA_WR_F_INLINE,
+			0, QHCA_WC_SEND, QHCA_IB_FAMILY_SEND, 0 },
+		[QHCA_WR_RDMA_READ] = {
+			QHCA_QPTS_RC,
+			QHCA_WR_F_READ | QHCA_WR_F_REMOTE_ADDR,
+			QHCA_ACCESS_REMOTE_READ, QHCA_WC_RDMA_READ,
+			QHCA_IB_FAMILY_READ, 0 },
+		[QHCA_WR_ATOMIC_CMP_AND_SWP] = {
+			QHCA_QPTS_RC,
+			QHCA_WR_F_ATOMIC | QHCA_WR_F_REMOTE_ADDR,
+			QHCA_ACCESS_REMOTE_ATOMIC, QHCA_WC_COMP_SWAP,
+			QHCA_IB_FAMILY_CMP_SWAP, 0 },
+		[QHCA_WR_ATOMIC_FETCH_AND_ADD] = {
+			QHCA_QPTS_RC,
+			QHCA_WR_F_ATOMIC | QHCA_WR_F_REMOTE_ADDR,
+			QHCA_ACCESS_REMOTE_ATOMIC, QHCA_WC_FETCH_ADD,
+			QHCA_IB_FAMILY_FETCH_ADD, 0 },
+		[QHCA_WR_LOCAL_INV] = {
+			QHCA_QPTS_CONNECTED,
+			QHCA_WR_F_LOCAL | QHCA_WR_F_INV,
+			0, QHCA_WC_LOCAL_INV, QHCA_IB_FAMILY_NONE, 0 },
+		[QHCA_WR_BIND_MW] = {
+			QHCA_QPTS_CONNECTED,
+			QHCA_WR_F_LOCAL,
+			0, QHCA_WC_BIND_MW, QHCA_IB_FAMILY_NONE, 0 },
+		[QHCA_WR_SEND_WITH_INV] = {
+			QHCA_QPT_BIT(QHCA_QPT_RC),
+			QHCA_WR_F_SEND | QHCA_WR_F_INV | QHCA_WR_F_INLINE,
+			0, QHCA_WC_SEND, QHCA_IB_FAMILY_SEND, 0 },
+		[QHCA_WR_REG_MR] = {
+			QHCA_QPTS_CONNECTED,
+			QHCA_WR_F_LOCAL,
+			0, QHCA_WC_REG_MR, QHCA_IB_FAMILY_NONE, 0 },
+	};
+
+	if (opcode >= QHCA_WR_OPCODE_NUM || !table[opcode].qp_types)
+		return (const struct qhca_wr_info *)0;
+	return &table[opcode];
+}
+
+/* Whether a QP of @qp_type may post @opcode. */
+static inline int qhca_wr_allowed(unsigned int opcode, unsigned int qp_type)
+{
+	const struct qhca_wr_info *info = qhca_wr_info(opcode);
+
+	return info && qp_type < 16 && (info->qp_types & QHCA_QPT_BIT(qp_type));
+}
 
 #endif /* QHCA_HW_H */

@@ -16,7 +16,6 @@
 /* Spec, QUERY_DEVICE and QUERY_PORT: fixed values of version 1.0. */
 #define QHCA_MAX_MR_SIZE		(1ULL << 40)
 #define QHCA_PAGE_SIZE_CAP		0xfffff000ULL
-#define QHCA_MAX_SGE			16
 #define QHCA_MAX_RD_ATOM		16
 #define QHCA_LOCAL_CA_ACK_DELAY		16
 #define QHCA_MAX_MSG_SZ			(1U << 31)

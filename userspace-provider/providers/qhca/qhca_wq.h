@@ -15,7 +15,6 @@
 
 #include "qhca.h"
 
-#define QHCA_WQ_MAX_DEPTH	(1u << 15)
 
 static inline void *qhca_wq_slot(struct qhca_wq *wq, uint32_t idx)
 {

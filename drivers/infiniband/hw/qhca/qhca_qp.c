@@ -29,10 +29,8 @@ static_assert((int)QHCA_QPT_UD == (int)IB_QPT_UD);
 
 #define QHCA_PSN_MAX		0xffffff
 #define QHCA_QPN_MAX		0xffffff
-#define QHCA_TIMEOUT_MAX	31
 #define QHCA_RETRY_MAX		7
 #define QHCA_RNR_TIMER_MAX	31
-#define QHCA_SL_MAX		15
 
 /* The ib_qp_attr_mask bits modify_qp understands. */
 #define QHCA_QP_ATTR_MASK_SUPPORTED \

@@ -24,10 +24,6 @@
 #include "qhca-transport.h"
 
 /* Limits of the data path, as QUERY_DEVICE reports them. */
-#define QHCA_MAX_SGE            16
-#define QHCA_MAX_RD_ATOMIC      16
-#define QHCA_MAX_INLINE         256
-#define QHCA_MAX_MSG_SIZE       (1ull << 31)
 #define QHCA_MAX_MR_SIZE        (1ull << 40)
 #define QHCA_MAX_MTU            4096
 /* CQE timestamps are QEMU_CLOCK_VIRTUAL nanoseconds: 1 GHz, in kHz. */

@@ -92,7 +92,6 @@ enum qhca_nak_code {
     QHCA_NAK_INV_RD_REQ     = 4,
 };
 
-#define QHCA_PSN_MASK           0xffffff
 #define QHCA_MSN_MASK           0xffffff
 
 /* PSNs are 24-bit and wrap: compare them by signed distance. */
