@@ -13,7 +13,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
+QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 ko=$QHCA_TOP/tests/kernel/qhca_kverbs_test.ko
 mod=qhca_kverbs_test
 objs=/sys/class/infiniband/qhca0/hw_objects

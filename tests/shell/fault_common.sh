@@ -9,7 +9,7 @@
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$tests_dir/kernel_log.sh"
-QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
+QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 : "${QHCA_KO:=$QHCA_TOP/drivers/infiniband/hw/qhca/qhca.ko}"
 helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests}/fault_helper
 ibdev=/sys/class/infiniband/qhca0

@@ -54,7 +54,7 @@ ibdev=qhca0
 port=1
 limit=${QHCA_PYVERBS_TIMEOUT:-60}
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-QHCA_TOP=${QHCA_TOP:-$(dirname "$tests_dir")}
+QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 
 modules=(test_addr test_atomic test_cq test_cq_events test_cqex test_device
 	 test_fork test_mr test_pd test_qp test_qpex test_relaxed_ordering
