@@ -17,6 +17,7 @@ typedef struct QhcaCmdDesc {
     const char *name;
     size_t param_size;          /* payload bytes the command reads */
     size_t resp_size;           /* 0: no response */
+    size_t resp_min;            /* shortest resp_len served; 0: resp_size */
 } QhcaCmdDesc;
 
 static const QhcaCmdDesc qhca_cmds[] = {
@@ -41,8 +42,9 @@ static const QhcaCmdDesc qhca_cmds[] = {
     [QHCA_CMD_DESTROY_EQ] = {
         "DESTROY_EQ", sizeof(struct qhca_cmd_handle), 0
     },
+    /* 1.4 grew the response: a 1.3 driver's buffer gets the 1.3 part. */
     [QHCA_CMD_QUERY_STATS] = {
-        "QUERY_STATS", 0, sizeof(struct qhca_stats)
+        "QUERY_STATS", 0, sizeof(struct qhca_stats), QHCA_STATS_SIZE_1_3
     },
     [QHCA_CMD_REG_MR] = { "REG_MR", sizeof(struct qhca_cmd_reg_mr), 0 },
     [QHCA_CMD_DEREG_MR] = { "DEREG_MR", sizeof(struct qhca_cmd_handle), 0 },
@@ -217,8 +219,12 @@ static uint8_t qhca_cmd_query_port(QhcaState *s, const QhcaCmd *cmd,
 
     attr->port_guid = cpu_to_le64(p->port_guid);
     attr->subnet_prefix = cpu_to_le64(0xfe80000000000000ull);
-    /* The device is its own subnet manager: IsSM | IsTrapSupported. */
-    attr->port_cap_flags = cpu_to_le32(1u << 1 | 1u << 3);
+    /*
+     * No capability is claimed: there is no subnet manager (the LID and
+     * SM LID are properties) and no traps, so IsSM and IsTrapSupported
+     * stay off until they exist.
+     */
+    attr->port_cap_flags = cpu_to_le32(0);
     attr->max_msg_sz = cpu_to_le32(QHCA_MAX_MSG_SIZE);
     attr->lid = cpu_to_le16(p->lid);
     attr->sm_lid = cpu_to_le16(p->lid);
@@ -316,6 +322,9 @@ static uint8_t qhca_cmd_query_stats(QhcaState *s, const QhcaCmd *cmd,
     st->admin_errors = cpu_to_le64(s->counters.admin_errors);
     st->doorbells = cpu_to_le64(qatomic_read(&s->counters.doorbells));
     st->guest_errors = cpu_to_le64(qatomic_read(&s->counters.guest_errors));
+    st->mws = cpu_to_le32(s->mws.used);
+    st->xrcds = cpu_to_le32(s->xrcds.used);
+    st->mcast_groups = cpu_to_le32(qhca_mcast_groups(s));
     return QHCA_AQ_SUCCESS;
 }
 
@@ -405,6 +414,7 @@ uint8_t qhca_cmd_execute(QhcaState *s, const struct qhca_aq_sqe *sqe,
     QhcaCmdParams in;
     QhcaCmdResp out = { 0 };
     uint64_t resp_addr = le64_to_cpu(sqe->resp_addr);
+    uint32_t resp_len = le32_to_cpu(sqe->resp_len);
     uint8_t status;
 
     *result = 0;
@@ -417,6 +427,10 @@ uint8_t qhca_cmd_execute(QhcaState *s, const struct qhca_aq_sqe *sqe,
         cmd.name = desc->name;
     }
     trace_qhca_cmd(cmd.cmd_id, cmd.opcode, cmd.name);
+    if (desc) {
+        /* A response grown by a later version fills what the buffer holds. */
+        resp_len = MIN(resp_len, desc->resp_size);
+    }
 
     if (!desc) {
         status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_OPCODE,
@@ -428,20 +442,18 @@ uint8_t qhca_cmd_execute(QhcaState *s, const struct qhca_aq_sqe *sqe,
                                QHCA_AQ_PAYLOAD_SIZE - desc->param_size)) {
         status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_PARAM,
                                  "reserved payload bytes set");
-    } else if (desc->resp_size &&
-               le32_to_cpu(sqe->resp_len) < desc->resp_size) {
+    } else if (resp_len < (desc->resp_min ?: desc->resp_size)) {
         status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_PARAM,
                                  "response buffer too short");
-    } else if (desc->resp_size &&
-               !qhca_dma_in_ram(s, resp_addr, desc->resp_size, true)) {
+    } else if (resp_len && !qhca_dma_in_ram(s, resp_addr, resp_len, true)) {
         status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_ADDRESS,
                                  "response buffer not in guest RAM");
     } else {
         QEMU_BUILD_BUG_ON(sizeof(in) != sizeof(sqe->payload));
         memcpy(&in, sqe->payload, sizeof(in));
         status = qhca_cmd_dispatch(s, &cmd, &in, &out, result);
-        if (status == QHCA_AQ_SUCCESS && desc->resp_size &&
-            !qhca_dma_write(s, resp_addr, &out, desc->resp_size)) {
+        if (status == QHCA_AQ_SUCCESS && resp_len &&
+            !qhca_dma_write(s, resp_addr, &out, resp_len)) {
             status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_ADDRESS,
                                      "response write failed");
         }

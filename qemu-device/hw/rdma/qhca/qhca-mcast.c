@@ -145,6 +145,18 @@ void qhca_mcast_detach_qp(QhcaState *s, uint32_t qpn)
     }
 }
 
+/* Groups with a QP attached (QUERY_STATS): an empty group is a free slot. */
+uint32_t qhca_mcast_groups(QhcaState *s)
+{
+    uint32_t n = 0;
+    unsigned i;
+
+    for (i = 0; i < QHCA_MAX_MCAST_GROUPS; i++) {
+        n += s->mcast[i].nqps != 0;
+    }
+    return n;
+}
+
 /* True if @pkt was a multicast packet: delivered or dropped here. */
 bool qhca_mcast_deliver(QhcaState *s, const QhcaPacket *pkt)
 {

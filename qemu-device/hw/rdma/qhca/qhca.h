@@ -417,6 +417,7 @@ void qhca_ud_receive_mcast(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 uint8_t qhca_mcast_cmd(QhcaState *s, const QhcaCmd *cmd,
                        const struct qhca_cmd_mcast *p);
 void qhca_mcast_detach_qp(QhcaState *s, uint32_t qpn);
+uint32_t qhca_mcast_groups(QhcaState *s);
 bool qhca_mcast_deliver(QhcaState *s, const QhcaPacket *pkt);
 
 /* qhca-responder.c */
