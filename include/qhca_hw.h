@@ -581,8 +581,8 @@ QHCA_ASSERT_SIZE(qhca_cmd_create_qp, 40);
  */
 #define QHCA_WQ_MAX_DEPTH_LOG2		15
 #define QHCA_WQ_MAX_DEPTH		(1u << QHCA_WQ_MAX_DEPTH_LOG2)
-#define QHCA_MAX_SGE			16
-#define QHCA_MAX_INLINE			256
+#define QHCA_MAX_SGE			16u
+#define QHCA_MAX_INLINE			256u
 #define QHCA_MAX_RD_ATOMIC		16	/* max_qp_rd_atom, init_rd_atom */
 #define QHCA_MAX_MSG_SIZE		(1ull << 31)
 
