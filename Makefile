@@ -40,8 +40,9 @@ linux-source: deps
 guest: kernel
 	@$(TOOLS)/build/guest
 
+# tests/ as a kselftest directory, built by the kernel tree's kselftest make.
 tests: rdma-core linux-source
-	@$(MAKE) --no-print-directory -s -C tests
+	@$(TOOLS)/build/tests
 
 run: all
 	@$(TOOLS)/vm -- $(CURDIR)/$(TOOLS)/guest/demo
@@ -67,7 +68,7 @@ shell: all
 clean:
 	@if [ -f build/kernel/kdir ]; then \
 		$(MAKE) -s -C "$$(cat build/kernel/kdir)" M=$(CURDIR) clean; fi
-	rm -rf build/tests build/log
+	rm -rf build/tests build/tests-obj build/log
 
 distclean: clean
 	rm -rf build
