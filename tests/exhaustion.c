@@ -107,7 +107,7 @@ TEST_F_TIMEOUT(pd_limit, enomem_at_max_pd, 120)
 	ASSERT_GE(PD_SLOTS / 2, attr.max_pd);
 
 	/* What the kernel holds counts against the same table. */
-	expected = attr.max_pd - h->base.pds;
+	expected = attr.max_pd - qhca_objs_get(&h->base, "pds");
 	ASSERT_LT(0, expected);
 
 	for (;;) {
@@ -122,7 +122,7 @@ TEST_F_TIMEOUT(pd_limit, enomem_at_max_pd, 120)
 	EXPECT_EQ(expected, h->npd);
 
 	ASSERT_EQ(0, qhca_read_objs(&now));
-	EXPECT_EQ((long)attr.max_pd, now.pds);
+	EXPECT_EQ((long)attr.max_pd, qhca_objs_get(&now, "pds"));
 
 	/* A failure leaves nothing behind: it fails the same way again. */
 	for (i = 0; i < h->nctx; i++) {
@@ -147,8 +147,7 @@ TEST_F_TIMEOUT(pd_limit, enomem_at_max_pd, 120)
 		ASSERT_EQ(0, ibv_dealloc_pd(h->pd[i]));
 		h->pd[i] = NULL;
 	}
-	ASSERT_EQ(0, qhca_read_objs(&now));
-	EXPECT_EQ(h->base.pds, now.pds);
+	QHCA_EXPECT_OBJS(h->base, "uars%+d", h->nctx);
 
 	/* All of them are usable again. */
 	for (i = 0; i < expected; i++) {
@@ -185,7 +184,7 @@ TEST_F_TIMEOUT(context_limit, enomem_at_max_uars, 120)
 	 * One doorbell page per context; the kernel may hold some.  The
 	 * limit is not visible through verbs: it is the device default.
 	 */
-	expected = QHCA_DEFAULT_MAX_UARS - h->base.uars;
+	expected = QHCA_DEFAULT_MAX_UARS - qhca_objs_get(&h->base, "uars");
 	ASSERT_LT(0, expected);
 
 	for (;;) {
@@ -200,7 +199,7 @@ TEST_F_TIMEOUT(context_limit, enomem_at_max_uars, 120)
 	EXPECT_EQ(expected, h->nctx);
 
 	ASSERT_EQ(0, qhca_read_objs(&now));
-	EXPECT_EQ(QHCA_DEFAULT_MAX_UARS, now.uars);
+	EXPECT_EQ(QHCA_DEFAULT_MAX_UARS, qhca_objs_get(&now, "uars"));
 
 	/* The open contexts keep working while the table is full. */
 	h->pd[0] = ibv_alloc_pd(h->ctx[h->nctx - 1]);
@@ -224,8 +223,7 @@ TEST_F_TIMEOUT(context_limit, enomem_at_max_uars, 120)
 		ASSERT_EQ(0, ibv_close_device(h->ctx[i]));
 		h->ctx[i] = NULL;
 	}
-	ASSERT_EQ(0, qhca_read_objs(&now));
-	EXPECT_EQ(h->base.uars, now.uars);
+	QHCA_EXPECT_OBJS_AT(h->base);
 
 	/* And the whole table can be used again. */
 	for (i = 0; i < expected; i++) {

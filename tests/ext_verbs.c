@@ -11,7 +11,6 @@
 #define IMM		0x8badf00dU
 #define XWC_MAX		64
 #define QHCA_CLOCK_KHZ	1000000ULL	/* CQE timestamps count ns */
-#define SYSFS_DOORBELLS	QHCA_SYSFS_IBDEV "/ports/1/hw_counters/doorbells"
 
 #define ALL_WC_FLAGS \
 	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
@@ -232,9 +231,7 @@ static void expect_quiet(struct __test_metadata *_metadata,
 
 static long doorbells(void)
 {
-	/* hw_counters are cached for their lifespan (10 ms). */
-	usleep(20000);
-	return qhca_read_sysfs_long(SYSFS_DOORBELLS);
+	return qhca_hw_counter_fresh("doorbells");
 }
 
 /* A receive at QP 1 into buf[1] + off. */
@@ -616,6 +613,10 @@ TEST_F(ext, timestamps)
 	for (round = 0; round < 2; round++) {
 		for (i = 0; i < 8; i++)
 			ASSERT_EQ(0, post_recv(self, 0x500 + i, i * 64, 64));
+		/*
+		 * The interval the two clocks measure: a stimulus, not a
+		 * wait for anything.
+		 */
 		if (round)
 			usleep(200000);
 		t0 = mono_ns();
@@ -944,7 +945,7 @@ TEST_F(ext, wr_before_rts)
 /* ---- UD: ibv_wr_set_ud_addr() ------------------------------------------------ */
 
 #define QKEY		0x11111111U
-#define GRH		40U
+#define GRH		((unsigned int)QHCA_UD_GRH_SIZE)
 
 static int ud_to_rts(struct ibv_qp *qp, uint32_t qkey)
 {

@@ -10,8 +10,10 @@
 #ifndef QHCA_TEST_H
 #define QHCA_TEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,17 +40,25 @@
 #define QHCA_DEFAULT_MAX_CQE		32768
 
 /*
- * The live object counts the driver publishes, one file each under
- * hw_objects/.  The kernel itself holds some objects (its event queue,
- * perhaps a UAR or a PD of a kernel ULP), so tests compare against a
- * baseline read before they start rather than against zero.
+ * The live object counts the driver publishes, one file per object type
+ * under hw_objects/.  The kernel itself holds some objects (its event
+ * queue, perhaps a UAR or a PD of a kernel ULP), so tests compare against
+ * a baseline read before they start rather than against zero.
+ *
+ * A snapshot holds every file of the directory, whatever its name: a leak
+ * check compares them all, so an object type the driver starts counting
+ * is checked without editing the tests.
  */
 #define QHCA_SYSFS_HW_OBJECTS		QHCA_SYSFS_IBDEV "/hw_objects"
+#define QHCA_OBJ_TYPES_MAX		32
+#define QHCA_OBJ_NAME_MAX		32
 
 struct qhca_objs {
-	long uars;
-	long pds;
-	long eqs;
+	unsigned int n;
+	struct {
+		char name[QHCA_OBJ_NAME_MAX];
+		long val;
+	} t[QHCA_OBJ_TYPES_MAX];
 };
 
 /* Reads a sysfs file holding one decimal number; -errno on failure. */
@@ -76,7 +86,8 @@ static inline long qhca_read_sysfs_long(const char *path)
 
 /*
  * One of the port's hw counters (rdma statistic), by its sysfs name;
- * -errno on failure.  The driver caches them for 10 ms.
+ * -errno on failure.  ib_core caches them for "lifespan" ms (10 by
+ * default), so the value may be that old.
  */
 static inline long qhca_hw_counter(const char *name)
 {
@@ -87,62 +98,149 @@ static inline long qhca_hw_counter(const char *name)
 	return qhca_read_sysfs_long(path);
 }
 
+/*
+ * Lets ib_core's cache of the hw counters expire, so that the next reads
+ * see everything that happened before this call.  This waits for time,
+ * not for an event: ib_core asks the driver again only once "lifespan" ms
+ * (rounded up to whole jiffies, at most 10 ms more) have passed since it
+ * last did.
+ */
+static inline void qhca_hw_counters_expire(void)
+{
+	long lifespan;
+
+	lifespan = qhca_read_sysfs_long(QHCA_SYSFS_IBDEV
+					"/ports/1/hw_counters/lifespan");
+	usleep(((lifespan > 0 ? lifespan : 10) + 10) * 1000);
+}
+
+/* A hw counter with everything before the call in it; -errno. */
+static inline long qhca_hw_counter_fresh(const char *name)
+{
+	qhca_hw_counters_expire();
+	return qhca_hw_counter(name);
+}
+
+static inline int qhca_objs_cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);	/* name is the first member of t[] */
+}
+
+/* Every count in hw_objects/, sorted by name; 0 or -errno. */
 static inline int qhca_read_objs(struct qhca_objs *objs)
 {
-	objs->uars = qhca_read_sysfs_long(QHCA_SYSFS_HW_OBJECTS "/uars");
-	objs->pds = qhca_read_sysfs_long(QHCA_SYSFS_HW_OBJECTS "/pds");
-	objs->eqs = qhca_read_sysfs_long(QHCA_SYSFS_HW_OBJECTS "/eqs");
-	if (objs->uars < 0)
-		return objs->uars;
-	if (objs->pds < 0)
-		return objs->pds;
-	return objs->eqs < 0 ? objs->eqs : 0;
+	char path[sizeof(QHCA_SYSFS_HW_OBJECTS) + QHCA_OBJ_NAME_MAX + 1];
+	struct dirent *de;
+	int ret = 0;
+	DIR *dir;
+
+	objs->n = 0;
+	dir = opendir(QHCA_SYSFS_HW_OBJECTS);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (objs->n == QHCA_OBJ_TYPES_MAX ||
+		    strlen(de->d_name) >= QHCA_OBJ_NAME_MAX) {
+			ret = -E2BIG;
+			break;
+		}
+		strcpy(objs->t[objs->n].name, de->d_name);
+		snprintf(path, sizeof(path), QHCA_SYSFS_HW_OBJECTS "/%s",
+			 de->d_name);
+		objs->t[objs->n].val = qhca_read_sysfs_long(path);
+		if (objs->t[objs->n].val < 0) {
+			ret = objs->t[objs->n].val;
+			break;
+		}
+		objs->n++;
+	}
+	closedir(dir);
+	if (!ret && !objs->n)
+		ret = -ENOENT;
+	qsort(objs->t, objs->n, sizeof(objs->t[0]), qhca_objs_cmp_name);
+	return ret;
+}
+
+/* One count of a snapshot, or -ENOENT if the driver has no such file. */
+static inline long qhca_objs_get(const struct qhca_objs *objs,
+				 const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < objs->n; i++)
+		if (!strcmp(objs->t[i].name, name))
+			return objs->t[i].val;
+	return -ENOENT;
 }
 
 /*
- * The data path's objects (hardware interface 1.1), with the doorbell
- * pages and PDs they live in: what a data path test must leave as it
- * found it.
+ * Whether now is base plus delta, for every object type.  delta names the
+ * counts that should have changed, as "uars+1 pds+4 qps-2"; every other
+ * count must be what it was, and a type in only one of the snapshots is a
+ * difference too.  Otherwise why says what differs.
  */
-struct qhca_dp_objs {
-	long uars;
-	long pds;
-	long cqs;
-	long qps;
-	long mrs;
-};
-
-static inline int qhca_read_dp_objs(struct qhca_dp_objs *objs)
+static inline bool qhca_objs_match(const struct qhca_objs *base,
+				   const struct qhca_objs *now,
+				   const char *delta, char *why, size_t size)
 {
-	static const char *const name[] = {
-		"uars", "pds", "cqs", "qps", "mrs",
-	};
-	long *val[] = {
-		&objs->uars, &objs->pds, &objs->cqs, &objs->qps, &objs->mrs,
-	};
-	char path[128];
+	long want[QHCA_OBJ_TYPES_MAX] = { 0 };
+	const char *tok = delta;
+	size_t used = 0;
 	unsigned int i;
+	char *end;
+	int len;
 
-	for (i = 0; i < sizeof(name) / sizeof(name[0]); i++) {
-		snprintf(path, sizeof(path), QHCA_SYSFS_HW_OBJECTS "/%s",
-			 name[i]);
-		*val[i] = qhca_read_sysfs_long(path);
-		if (*val[i] < 0)
-			return *val[i];
+	why[0] = '\0';
+#define QHCA_WHY(...) do {						\
+	if (used < size)						\
+		used += snprintf(why + used, size - used, __VA_ARGS__);	\
+} while (0)
+	while (*tok) {
+		len = strcspn(tok, "+-");
+		for (i = 0; i < base->n; i++)
+			if (!strncmp(base->t[i].name, tok, len) &&
+			    !base->t[i].name[len])
+				break;
+		if (i == base->n || !tok[len]) {
+			QHCA_WHY("no counter \"%.*s\"; ", len, tok);
+			return false;
+		}
+		want[i] = strtol(tok + len, &end, 10);
+		tok = end + strspn(end, " ");
 	}
-	return 0;
+	if (now->n != base->n)
+		QHCA_WHY("%u object types, were %u; ", now->n, base->n);
+	for (i = 0; i < base->n && i < now->n; i++) {
+		if (strcmp(base->t[i].name, now->t[i].name))
+			QHCA_WHY("%s in place of %s; ", now->t[i].name,
+				 base->t[i].name);
+		else if (now->t[i].val != base->t[i].val + want[i])
+			QHCA_WHY("%s %ld, expected %ld; ", now->t[i].name,
+				 now->t[i].val, base->t[i].val + want[i]);
+	}
+#undef QHCA_WHY
+	return !used;
 }
 
-#define QHCA_EXPECT_DP_OBJS_AT(base) do {				\
-	struct qhca_dp_objs __now;					\
+/*
+ * The counts must be base plus the delta the format makes (see
+ * qhca_objs_match()), for every object type.
+ */
+#define QHCA_EXPECT_OBJS(base, ...) do {				\
+	struct qhca_objs __now;						\
+	char __delta[256], __why[512];					\
 									\
-	ASSERT_EQ(0, qhca_read_dp_objs(&__now));			\
-	EXPECT_EQ((base).uars, __now.uars);				\
-	EXPECT_EQ((base).pds, __now.pds);				\
-	EXPECT_EQ((base).cqs, __now.cqs);				\
-	EXPECT_EQ((base).qps, __now.qps);				\
-	EXPECT_EQ((base).mrs, __now.mrs);				\
+	snprintf(__delta, sizeof(__delta), __VA_ARGS__);		\
+	ASSERT_EQ(0, qhca_read_objs(&__now));				\
+	EXPECT_TRUE(qhca_objs_match(&(base), &__now, __delta, __why,	\
+				    sizeof(__why)))			\
+		TH_LOG("hw_objects: %s", __why);			\
 } while (0)
+
+/* The counts must be back where the test found them, every one. */
+#define QHCA_EXPECT_OBJS_AT(base)	QHCA_EXPECT_OBJS(base, "%s", "")
 
 /*
  * Reads a sysfs file as a string without its trailing newline; returns the
@@ -183,16 +281,6 @@ static inline struct ibv_device *qhca_find_device(struct ibv_device **list)
 	(dev) = qhca_find_device(list);					\
 	ASSERT_NE(NULL, (dev)) TH_LOG("no " QHCA_IBDEV " in the "	\
 				     "libibverbs device list");		\
-} while (0)
-
-/* The counters must be back where the test found them. */
-#define QHCA_EXPECT_OBJS_AT(base) do {					\
-	struct qhca_objs __now;						\
-									\
-	ASSERT_EQ(0, qhca_read_objs(&__now));				\
-	EXPECT_EQ((base).uars, __now.uars);				\
-	EXPECT_EQ((base).pds, __now.pds);				\
-	EXPECT_EQ((base).eqs, __now.eqs);				\
 } while (0)
 
 /* A call that returns -1 and sets errno. */

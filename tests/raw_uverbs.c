@@ -151,7 +151,6 @@ FIXTURE(raw)
 	int fd;
 	int async_fd;
 	struct qhca_objs base;
-	struct qhca_dp_objs dp_base;
 	struct get_context_resp ctx;
 	void *db;
 };
@@ -166,7 +165,6 @@ FIXTURE_SETUP(raw)
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", self->path, strerror(errno));
 	ASSERT_EQ(0, qhca_read_objs(&self->base))
 		TH_LOG("no object counters in " QHCA_SYSFS_HW_OBJECTS);
-	ASSERT_EQ(0, qhca_read_dp_objs(&self->dp_base));
 }
 
 FIXTURE_TEARDOWN(raw)
@@ -178,7 +176,6 @@ FIXTURE_TEARDOWN(raw)
 	if (self->fd >= 0)
 		close(self->fd);
 	QHCA_EXPECT_OBJS_AT(self->base);
-	QHCA_EXPECT_DP_OBJS_AT(self->dp_base);
 }
 
 /* A context the way libqhca makes one; remembers what to close. */
@@ -193,15 +190,11 @@ FIXTURE_TEARDOWN(raw)
 	self->async_fd = self->ctx.core.async_fd;			\
 } while (0)
 
+/* This many more doorbell pages and PDs than at the start, nothing else. */
 static void expect_objs(struct __test_metadata *_metadata,
 			const struct qhca_objs *base, long uars, long pds)
 {
-	struct qhca_objs now;
-
-	ASSERT_EQ(0, qhca_read_objs(&now));
-	EXPECT_EQ(base->uars + uars, now.uars);
-	EXPECT_EQ(base->pds + pds, now.pds);
-	EXPECT_EQ(base->eqs, now.eqs);
+	QHCA_EXPECT_OBJS(*base, "uars%+ld pds%+ld", uars, pds);
 }
 
 TEST_F(raw, get_context)
@@ -582,23 +575,21 @@ static ssize_t dereg_mr(int fd, __u32 handle)
 			  NULL, 0, 0);
 }
 
-/* PDs, CQs, QPs and MRs: this many more than at the start. */
+/*
+ * With the context open: this many more PDs, CQs and QPs than at the
+ * start, and no other object.
+ */
 static void expect_dp(struct __test_metadata *_metadata,
-		      const struct qhca_dp_objs *base, long pds, long cqs,
+		      const struct qhca_objs *base, long pds, long cqs,
 		      long qps)
 {
-	struct qhca_dp_objs now;
-
-	ASSERT_EQ(0, qhca_read_dp_objs(&now));
-	EXPECT_EQ(base->pds + pds, now.pds);
-	EXPECT_EQ(base->cqs + cqs, now.cqs);
-	EXPECT_EQ(base->qps + qps, now.qps);
-	EXPECT_EQ(base->mrs, now.mrs);
+	QHCA_EXPECT_OBJS(*base, "uars+1 pds%+ld cqs%+ld qps%+ld", pds, cqs,
+			 qps);
 }
 
-#define EXPECT_DP_UNCHANGED() expect_dp(_metadata, &self->dp_base, 0, 0, 0)
+#define EXPECT_DP_UNCHANGED() expect_dp(_metadata, &self->base, 0, 0, 0)
 #define EXPECT_DP_UNCHANGED_BUT(pds, cqs) \
-	expect_dp(_metadata, &self->dp_base, pds, cqs, 0)
+	expect_dp(_metadata, &self->base, pds, cqs, 0)
 
 /* Sizes out of range: the driver's own limits and the core's. */
 TEST_F(raw, create_cq_bad_sizes)
@@ -815,18 +806,15 @@ TEST_F(bad_request, create_cq_and_qp)
 	struct get_context_resp ctx;
 	struct create_cq_resp cq;
 	struct alloc_pd_resp pd;
-	struct qhca_dp_objs base, now;
 	__u8 resp[128];
 
-	ASSERT_EQ(0, qhca_read_dp_objs(&base));
 	ASSERT_LT(0, get_context(self->fd, &good_req, sizeof(good_req), &ctx,
 				 sizeof(ctx.core) + sizeof(ctx.drv)));
 	self->async_fd = ctx.core.async_fd;
 
 	EXPECT_ERRNO(EINVAL, create_cq(self->fd, 16, 0, variant->req,
 				       variant->len, &cq, CQ_OUT));
-	ASSERT_EQ(0, qhca_read_dp_objs(&now));
-	EXPECT_EQ(base.cqs, now.cqs);
+	QHCA_EXPECT_OBJS(self->base, "uars+1");
 
 	ASSERT_LT(0, alloc_pd(self->fd, NULL, 0, &pd,
 			      sizeof(pd.core) + sizeof(pd.drv)));
@@ -835,16 +823,10 @@ TEST_F(bad_request, create_cq_and_qp)
 				       cq.core.cq_handle, cq.core.cq_handle,
 				       16, variant->req, variant->len, resp,
 				       QP_OUT));
-	ASSERT_EQ(0, qhca_read_dp_objs(&now));
-	EXPECT_EQ(base.qps, now.qps);
-	EXPECT_EQ(base.cqs + 1, now.cqs);
+	QHCA_EXPECT_OBJS(self->base, "uars+1 pds+1 cqs+1");
 	EXPECT_LT(0, destroy_cq(self->fd, cq.core.cq_handle));
 	EXPECT_LT(0, dealloc_pd(self->fd, pd.core.pd_handle));
-	ASSERT_EQ(0, qhca_read_dp_objs(&now));
-	EXPECT_EQ(base.pds, now.pds);
-	EXPECT_EQ(base.cqs, now.cqs);
-	EXPECT_EQ(base.qps, now.qps);
-	EXPECT_EQ(base.mrs, now.mrs);
+	QHCA_EXPECT_OBJS(self->base, "uars+1");
 }
 
 TEST_HARNESS_MAIN

@@ -111,8 +111,8 @@ TEST_F(create, qp_inline)
 {
 	struct rc_pair *p = &self->p;
 
-	EXPECT_QP_EINVAL(p, 1, 1, 1, 1, QHCA_SPEC_MAX_INLINE + 1);
-	EXPECT_QP_OK(p, 1, 1, 1, 1, QHCA_SPEC_MAX_INLINE);
+	EXPECT_QP_EINVAL(p, 1, 1, 1, 1, QHCA_MAX_INLINE + 1);
+	EXPECT_QP_OK(p, 1, 1, 1, 1, QHCA_MAX_INLINE);
 }
 
 /* Everything at its maximum at once. */
@@ -124,14 +124,14 @@ TEST_F(create, qp_all_at_max)
 
 	qp = create_qp(p, p->dattr.max_qp_wr, p->dattr.max_qp_wr,
 		       p->dattr.max_sge, p->dattr.max_sge,
-		       QHCA_SPEC_MAX_INLINE, &cap);
+		       QHCA_MAX_INLINE, &cap);
 	ASSERT_NE(NULL, qp) TH_LOG("errno %s", strerror(errno));
 	/* What the QP reports is at least what was asked for. */
 	EXPECT_LE((uint32_t)p->dattr.max_qp_wr, cap.max_send_wr);
 	EXPECT_LE((uint32_t)p->dattr.max_qp_wr, cap.max_recv_wr);
 	EXPECT_LE((uint32_t)p->dattr.max_sge, cap.max_send_sge);
 	EXPECT_LE((uint32_t)p->dattr.max_sge, cap.max_recv_sge);
-	EXPECT_LE(QHCA_SPEC_MAX_INLINE, cap.max_inline_data);
+	EXPECT_LE(QHCA_MAX_INLINE, cap.max_inline_data);
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
 
@@ -326,7 +326,7 @@ static void bad_third(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(post) *self, int num_sge, bool inl,
 		      uint32_t len)
 {
-	struct ibv_sge sge[4][QHCA_SPEC_MAX_SGE + 1];
+	struct ibv_sge sge[4][QHCA_MAX_SGE + 1];
 	struct ibv_send_wr wr[4], *bad = NULL;
 	int i, j;
 
@@ -351,7 +351,7 @@ static void bad_third(struct __test_metadata *_metadata,
 
 TEST_F(post, too_many_send_sges)
 {
-	ASSERT_GE(QHCA_SPEC_MAX_SGE, self->cap.max_send_sge);
+	ASSERT_GE(QHCA_MAX_SGE, self->cap.max_send_sge);
 	bad_third(_metadata, self, self->cap.max_send_sge + 1, false, 64);
 }
 
@@ -368,11 +368,11 @@ TEST_F(post, inline_too_long_in_sges)
 TEST_F(post, too_many_recv_sges)
 {
 	unsigned int n = self->p.s[1].cap.max_recv_sge + 1, i;
-	struct ibv_sge sge[QHCA_SPEC_MAX_SGE + 1];
+	struct ibv_sge sge[QHCA_MAX_SGE + 1];
 	struct ibv_recv_wr wr[2], *bad = NULL;
 	struct ibv_sge one = rc_sge(&self->buf, 0, 64);
 
-	ASSERT_GE(QHCA_SPEC_MAX_SGE + 1, n);
+	ASSERT_GE(QHCA_MAX_SGE + 1, n);
 	for (i = 0; i < n; i++)
 		sge[i] = rc_sge(&self->buf, 64 + i * 64, 8);
 	memset(wr, 0, sizeof(wr));

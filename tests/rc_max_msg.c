@@ -20,7 +20,7 @@
 
 #include "rc_pair.h"
 
-#define MAX_MSG		(1ULL << 31)
+#define MAX_MSG		QHCA_MAX_MSG_SIZE
 #define CHUNK		(4UL << 20)	/* the memfd behind a window */
 #define CHUNKS		(MAX_MSG / CHUNK)
 #define WINDOW		MAX_MSG

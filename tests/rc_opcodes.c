@@ -445,7 +445,7 @@ FIXTURE_SETUP(atomic)
 
 	rc_default_opts(&opts);
 	opts.max_send_wr = 256;
-	opts.max_rd_atomic = QHCA_SPEC_MAX_RD_ATOM;
+	opts.max_rd_atomic = QHCA_MAX_RD_ATOMIC;
 	rc_pair_open(_metadata, &self->p, &opts);
 	rc_pair_connect(_metadata, &self->p);
 	rc_buf_alloc(_metadata, &self->local, self->p.pd,

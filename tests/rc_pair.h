@@ -22,16 +22,27 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "qhca_test.h"
+#include <qhca_hw.h>
 
-/* Spec, QUERY_DEVICE: fixed values the data path tests rely on. */
-#define QHCA_SPEC_MAX_INLINE		256U
-#define QHCA_SPEC_MAX_SGE		16U
-#define QHCA_SPEC_MAX_RD_ATOM		16
+#include "qhca_test.h"
 
 /* A completion later than this is lost, even under TCG. */
 #define RC_POLL_MS			20000
-/* How long a test watches for something that must not come. */
+/*
+ * How long a test watches for a completion that must not come, after the
+ * operation that would make it.  Why that is long enough: the device does
+ * an operation's work in the rounds of its engine thread, which starts as
+ * soon as the doorbell wakes it and runs rounds back to back while work is
+ * left, and each round delivers every packet its steps sent (to the
+ * responder and its ACK back) before it lets the device lock go
+ * (qhca-engine.c).  So a completion the operation makes is on the CQ after
+ * a wake-up and a few rounds: microseconds (an ib_write_lat round trip
+ * under TCG on 2 busy cores is 16-28 us), milliseconds on a loaded host.
+ * A completion only a timer could make (RNR, retransmission) needs a
+ * window longer than that timer; tests that can post a later operation on
+ * the same queue and wait for its completion (a fence) do not depend on
+ * this at all.
+ */
 #define RC_QUIET_MS			300
 
 #define RC_ACCESS_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -92,7 +103,7 @@ struct rc_pair {
 	struct ibv_comp_channel *channel;
 	struct ibv_device_attr dattr;
 	struct ibv_port_attr pattr;
-	struct qhca_dp_objs base;
+	struct qhca_objs base;
 	struct rc_opts opts;
 	struct rc_side s[2];
 };
@@ -103,6 +114,25 @@ static inline long rc_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Waits up to ms for the port's hw counter name to exceed above, which a
+ * test reads with qhca_hw_counter_fresh() before it starts the work: the
+ * device's counters are how a test sees work reach the device that
+ * completes nothing yet (a request on the wire, an RNR NAK).  Returns the
+ * last value read, or -errno.
+ */
+static inline long rc_wait_hw_counter(const char *name, long above, long ms)
+{
+	long deadline = rc_now_ms() + ms, val;
+
+	for (;;) {
+		val = qhca_hw_counter(name);
+		if (val < 0 || val > above || rc_now_ms() >= deadline)
+			return val;
+		usleep(10000);	/* ib_core's cache: no newer value sooner */
+	}
 }
 
 /* ---- QP states ---------------------------------------------------- */
@@ -254,9 +284,8 @@ static inline void rc_pair_open(struct __test_metadata *_metadata,
 
 	p->opts = *opts;
 	QHCA_ASSERT_DEVICE(p->list, dev);
-	ASSERT_EQ(0, qhca_read_dp_objs(&p->base))
-		TH_LOG("no data path object counters in "
-		       QHCA_SYSFS_HW_OBJECTS);
+	ASSERT_EQ(0, qhca_read_objs(&p->base))
+		TH_LOG("no object counters in " QHCA_SYSFS_HW_OBJECTS);
 
 	p->ctx = ibv_open_device(dev);
 	ASSERT_NE(NULL, p->ctx) TH_LOG("ibv_open_device: %s",
@@ -315,7 +344,7 @@ static inline void rc_pair_close(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, ibv_dealloc_pd(p->pd));
 	if (p->ctx) {
 		EXPECT_EQ(0, ibv_close_device(p->ctx));
-		QHCA_EXPECT_DP_OBJS_AT(p->base);
+		QHCA_EXPECT_OBJS_AT(p->base);
 	}
 	if (p->list)
 		ibv_free_device_list(p->list);

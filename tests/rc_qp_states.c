@@ -611,7 +611,6 @@ TEST_F(work, sqd_holds_fetched_wqe)
 	struct rc_pair *p = &self->p;
 	struct ibv_sge sge;
 	long tx;
-	int i;
 
 	rc_connect_one(_metadata, p, 0, p->s[1].qp->qp_num, p->pattr.lid);
 	ASSERT_EQ(0, rc_to_init(p->s[1].qp, p->opts.access[1]));
@@ -621,7 +620,7 @@ TEST_F(work, sqd_holds_fetched_wqe)
 	rc_fill(self->dst.mem + 4096, MSG, 71);
 	rc_prepare_dst(&self->src, 0, MSG, 72);
 	sge = rc_sge(&self->src, 0, MSG);
-	tx = qhca_hw_counter("tx_packets");
+	tx = qhca_hw_counter_fresh("tx_packets");
 	ASSERT_LE(0, tx);
 	ASSERT_EQ(0, rc_post(p->s[0].qp, 1, IBV_WR_RDMA_READ,
 			     IBV_SEND_SIGNALED, &sge, 1,
@@ -637,9 +636,7 @@ TEST_F(work, sqd_holds_fetched_wqe)
 	 * requester takes the next WQE (the SEND, held by its fence) in the
 	 * same round: without that the test would not test the hold.
 	 */
-	for (i = 0; i < 500 && qhca_hw_counter("tx_packets") <= tx; i++)
-		usleep(10 * 1000);
-	ASSERT_GT(qhca_hw_counter("tx_packets"), tx);
+	ASSERT_GT(rc_wait_hw_counter("tx_packets", tx, RC_POLL_MS), tx);
 	ASSERT_EQ(0, rc_to_state(p->s[0].qp, IBV_QPS_SQD));
 
 	/* The responder comes up: the READ's retry gets its answer. */

@@ -16,7 +16,7 @@
  */
 #include "rc_pair.h"
 
-#define MAX_SGE		((int)QHCA_SPEC_MAX_SGE)
+#define MAX_SGE		((int)QHCA_MAX_SGE)
 #define IMM		0xfeedc0deU
 
 /* How a message is cut into SGEs over two buffers. */
@@ -219,8 +219,8 @@ FIXTURE_SETUP(sge)
 
 	/* The provider may grant more, never less. */
 	for (i = 0; i < 2; i++) {
-		ASSERT_LE(QHCA_SPEC_MAX_SGE, self->p.s[i].cap.max_send_sge);
-		ASSERT_LE(QHCA_SPEC_MAX_SGE, self->p.s[i].cap.max_recv_sge);
+		ASSERT_LE(QHCA_MAX_SGE, self->p.s[i].cap.max_send_sge);
+		ASSERT_LE(QHCA_MAX_SGE, self->p.s[i].cap.max_recv_sge);
 	}
 	self->nsend = variant->nsend ? variant->nsend : MAX_SGE;
 	self->nrecv = variant->nrecv ? variant->nrecv : MAX_SGE;
@@ -377,11 +377,11 @@ FIXTURE_SETUP(inl)
 
 	rc_default_opts(&opts);
 	opts.max_send_sge = MAX_SGE;
-	opts.max_inline_data = QHCA_SPEC_MAX_INLINE;
+	opts.max_inline_data = QHCA_MAX_INLINE;
 	rc_pair_open(_metadata, &self->p, &opts);
 	rc_pair_connect(_metadata, &self->p);
 	self->max_inline = self->p.s[0].cap.max_inline_data;
-	ASSERT_LE(QHCA_SPEC_MAX_INLINE, self->max_inline);
+	ASSERT_LE(QHCA_MAX_INLINE, self->max_inline);
 
 	self->src = malloc(self->max_inline + 64);
 	ASSERT_NE(NULL, self->src);

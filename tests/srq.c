@@ -455,12 +455,12 @@ TEST_F(srq, bad_attrs)
 	struct ibv_device_attr *d = &self->p.dattr;
 	struct ibv_srq_init_attr init = {};
 	struct ibv_recv_wr wr = {}, *bad = NULL;
-	struct ibv_sge sge[QHCA_SPEC_MAX_SGE + 1];
+	struct ibv_sge sge[QHCA_MAX_SGE + 1];
 	int i;
 
 	EXPECT_EQ(QHCA_DEFAULT_MAX_SRQS, d->max_srq);
 	EXPECT_EQ(QHCA_DEFAULT_MAX_SRQ_WR, d->max_srq_wr);
-	EXPECT_EQ((int)QHCA_SPEC_MAX_SGE, d->max_srq_sge);
+	EXPECT_EQ((int)QHCA_MAX_SGE, d->max_srq_sge);
 
 	init.attr.max_wr = d->max_srq_wr + 1;
 	init.attr.max_sge = 1;
@@ -477,7 +477,7 @@ TEST_F(srq, bad_attrs)
 		  qhca_read_sysfs_long(QHCA_SYSFS_HW_OBJECTS "/srqs"));
 
 	/* More SGEs than the SRQ holds. */
-	for (i = 0; i <= (int)QHCA_SPEC_MAX_SGE; i++)
+	for (i = 0; i <= (int)QHCA_MAX_SGE; i++)
 		sge[i] = rc_sge(&self->dst, 0, 8);
 	wr.sg_list = sge;
 	wr.num_sge = self->attr.max_sge + 1;

@@ -15,7 +15,7 @@
 #define QKEY		0x11111111U
 #define QKEY_OTHER	0x22222222U
 #define QKEY_USE_QP	0x80000000U	/* remote_qkey: the QP's own */
-#define GRH		40U
+#define GRH		((unsigned int)QHCA_UD_GRH_SIZE)
 #define MTU		4096U
 #define IMM		0xfeedc0deU
 #define SEED		0x5eed
