@@ -357,12 +357,12 @@ static inline int qhca_udata_put_resp(struct ib_udata *udata,
 }
 
 /* qhca_hw.c: registers, reset and enable. */
-static inline u32 qhca_reg_read(void __iomem *regs, u32 off)
+static inline u32 qhca_readl(void __iomem *regs, u32 off)
 {
 	return readl(regs + off);
 }
 
-static inline void qhca_reg_write(void __iomem *regs, u32 off, u32 val)
+static inline void qhca_writel(void __iomem *regs, u32 off, u32 val)
 {
 	writel(val, regs + off);
 }
@@ -381,42 +381,50 @@ int qhca_admin_exec(struct qhca_admin *aq, u16 opcode,
 		    void *resp, size_t resp_len, u32 *result);
 
 /* qhca_cmd.c: typed admin commands. */
-int qhca_cmd_query_device(struct qhca_dev *dev, struct qhca_device_attr *attr);
-int qhca_cmd_query_port(struct qhca_dev *dev, u8 port_num,
-			struct qhca_port_attr *attr);
-int qhca_cmd_alloc_uar(struct qhca_dev *dev, u32 *uar_index);
-int qhca_cmd_dealloc_uar(struct qhca_dev *dev, u32 uar_index);
-int qhca_cmd_alloc_pd(struct qhca_dev *dev, u32 *pdn);
-int qhca_cmd_dealloc_pd(struct qhca_dev *dev, u32 pdn);
-int qhca_cmd_alloc_xrcd(struct qhca_dev *dev, u32 *xrcdn);
-int qhca_cmd_dealloc_xrcd(struct qhca_dev *dev, u32 xrcdn);
-int qhca_cmd_create_eq(struct qhca_dev *dev, dma_addr_t base, u8 depth_log2,
-		       u16 msix_vector, u32 event_mask, u32 *eqn);
-int qhca_cmd_destroy_eq(struct qhca_dev *dev, u32 eqn);
-int qhca_cmd_query_stats(struct qhca_dev *dev, struct qhca_stats *stats);
+int qhca_admin_query_device(struct qhca_dev *dev,
+			    struct qhca_device_attr *attr);
+int qhca_admin_query_port(struct qhca_dev *dev, u8 port_num,
+			  struct qhca_port_attr *attr);
+int qhca_admin_alloc_uar(struct qhca_dev *dev, u32 *uar_index);
+int qhca_admin_dealloc_uar(struct qhca_dev *dev, u32 uar_index);
+int qhca_admin_alloc_pd(struct qhca_dev *dev, u32 *pdn);
+int qhca_admin_dealloc_pd(struct qhca_dev *dev, u32 pdn);
+int qhca_admin_alloc_xrcd(struct qhca_dev *dev, u32 *xrcdn);
+int qhca_admin_dealloc_xrcd(struct qhca_dev *dev, u32 xrcdn);
+int qhca_admin_create_eq(struct qhca_dev *dev, dma_addr_t base, u8 depth_log2,
+			 u16 msix_vector, u32 event_mask, u32 *eqn);
+int qhca_admin_destroy_eq(struct qhca_dev *dev, u32 eqn);
+int qhca_admin_query_stats(struct qhca_dev *dev, struct qhca_stats *stats);
 
-int qhca_cmd_reg_mr(struct qhca_dev *dev, const struct qhca_cmd_reg_mr *cmd,
-		    u32 *index);
-int qhca_cmd_dereg_mr(struct qhca_dev *dev, u32 index);
-int qhca_cmd_create_cq(struct qhca_dev *dev,
-		       const struct qhca_cmd_create_cq *cmd, u32 *cqn);
-int qhca_cmd_destroy_cq(struct qhca_dev *dev, u32 cqn);
-int qhca_cmd_create_qp(struct qhca_dev *dev,
-		       const struct qhca_cmd_create_qp *cmd, u32 *qpn);
-int qhca_cmd_modify_qp(struct qhca_dev *dev,
-		       const struct qhca_cmd_modify_qp *cmd);
-int qhca_cmd_query_qp(struct qhca_dev *dev, u32 qpn, struct qhca_qp_attr *attr);
-int qhca_cmd_destroy_qp(struct qhca_dev *dev, u32 qpn);
-int qhca_cmd_query_counters(struct qhca_dev *dev,
-			    struct qhca_counters *counters);
-int qhca_cmd_create_srq(struct qhca_dev *dev,
-			const struct qhca_cmd_create_srq *cmd, u32 *srqn);
-int qhca_cmd_modify_srq(struct qhca_dev *dev,
-			const struct qhca_cmd_modify_srq *cmd);
-int qhca_cmd_query_srq(struct qhca_dev *dev, u32 srqn,
-		       struct qhca_srq_attr *attr);
-int qhca_cmd_destroy_srq(struct qhca_dev *dev, u32 srqn);
-int qhca_cmd_inject_fault(struct qhca_dev *dev, u16 type, u32 handle);
+int qhca_admin_reg_mr(struct qhca_dev *dev, const struct qhca_cmd_reg_mr *cmd,
+		      u32 *index);
+int qhca_admin_dereg_mr(struct qhca_dev *dev, u32 index);
+int qhca_admin_create_cq(struct qhca_dev *dev,
+			 const struct qhca_cmd_create_cq *cmd, u32 *cqn);
+int qhca_admin_destroy_cq(struct qhca_dev *dev, u32 cqn);
+int qhca_admin_create_qp(struct qhca_dev *dev,
+			 const struct qhca_cmd_create_qp *cmd, u32 *qpn);
+int qhca_admin_modify_qp(struct qhca_dev *dev,
+			 const struct qhca_cmd_modify_qp *cmd);
+int qhca_admin_query_qp(struct qhca_dev *dev, u32 qpn,
+			struct qhca_qp_attr *attr);
+int qhca_admin_destroy_qp(struct qhca_dev *dev, u32 qpn);
+int qhca_admin_query_counters(struct qhca_dev *dev,
+			      struct qhca_counters *counters);
+int qhca_admin_create_srq(struct qhca_dev *dev,
+			  const struct qhca_cmd_create_srq *cmd, u32 *srqn);
+int qhca_admin_modify_srq(struct qhca_dev *dev,
+			  const struct qhca_cmd_modify_srq *cmd);
+int qhca_admin_query_srq(struct qhca_dev *dev, u32 srqn,
+			 struct qhca_srq_attr *attr);
+int qhca_admin_destroy_srq(struct qhca_dev *dev, u32 srqn);
+int qhca_admin_alloc_mw(struct qhca_dev *dev, u32 pdn, u8 type, u32 *index);
+int qhca_admin_dealloc_mw(struct qhca_dev *dev, u32 index);
+int qhca_admin_attach_mcast(struct qhca_dev *dev, u32 qpn,
+			    const union ib_gid *mgid, u16 mlid);
+int qhca_admin_detach_mcast(struct qhca_dev *dev, u32 qpn,
+			    const union ib_gid *mgid, u16 mlid);
+int qhca_admin_inject_fault(struct qhca_dev *dev, u16 type, u32 handle);
 
 /* qhca_recovery.c: a device that stopped answering. */
 void qhca_dev_fatal(struct qhca_dev *dev);
@@ -471,7 +479,7 @@ int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int qhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int qhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int qhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-void qhca_cq_event(struct qhca_dev *dev, u32 cqn, u8 type);
+void qhca_cq_handle_event(struct qhca_dev *dev, u32 cqn, u8 type);
 
 /* qhca_qp.c: queue pairs. */
 /* qhca_ah.c */
@@ -489,7 +497,7 @@ int qhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int qhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init_attr);
 int qhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-void qhca_qp_event(struct qhca_dev *dev, u32 qpn, u8 type);
+void qhca_qp_handle_event(struct qhca_dev *dev, u32 qpn, u8 type);
 
 /* qhca_xrc.c: XRC domains and TGT QPs. */
 int qhca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
@@ -508,7 +516,7 @@ int qhca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
 void qhca_srq_retire(struct qhca_srq *srq, u16 wqe_idx);
 void qhca_srq_retire_orphan(struct qhca_dev *dev, u16 srqn, u16 wqe_idx);
-void qhca_srq_event(struct qhca_dev *dev, u32 srqn, u8 type);
+void qhca_srq_handle_event(struct qhca_dev *dev, u32 srqn, u8 type);
 
 /* qhca_wr.c: kernel consumers' work requests. */
 int qhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

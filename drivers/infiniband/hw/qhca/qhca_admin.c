@@ -94,7 +94,7 @@ static void qhca_admin_process_cq(struct qhca_admin *aq)
 	}
 	/* Tell the device the slots are free: it stalls on a full CQ. */
 	if (consumed)
-		qhca_reg_write(aq->regs, QHCA_REG_AQ_CQ_DB, aq->cq_head);
+		qhca_writel(aq->regs, QHCA_REG_AQ_CQ_DB, aq->cq_head);
 }
 
 static void qhca_admin_poll(struct qhca_admin *aq)
@@ -142,9 +142,9 @@ static int qhca_admin_wait(struct qhca_admin *aq, u16 opcode)
 	if (!pending)
 		return 0;	/* completed just now */
 
-	status = qhca_reg_read(aq->regs, QHCA_REG_STATUS);
+	status = qhca_readl(aq->regs, QHCA_REG_STATUS);
 	dev_err(aq->dmadev, "admin command %#x timed out (STATUS %#x ERROR %u)\n",
-		opcode, status, qhca_reg_read(aq->regs, QHCA_REG_ERROR));
+		opcode, status, qhca_readl(aq->regs, QHCA_REG_ERROR));
 	return -ETIMEDOUT;
 }
 
@@ -228,7 +228,7 @@ int qhca_admin_exec(struct qhca_admin *aq, u16 opcode,
 
 	/* writel() orders the SQE's memory writes before the doorbell. */
 	aq->sq_tail = next;
-	qhca_reg_write(aq->regs, QHCA_REG_AQ_SQ_DB, next);
+	qhca_writel(aq->regs, QHCA_REG_AQ_SQ_DB, next);
 
 	err = qhca_admin_wait(aq, opcode);
 	if (err) {
@@ -267,7 +267,7 @@ int qhca_admin_init(struct qhca_admin *aq, struct device *dmadev,
 	u32 max_log2, depth_log2;
 
 	max_log2 = FIELD_GET(QHCA_AQ_CAPS_MAX_DEPTH_LOG2,
-			     qhca_reg_read(regs, QHCA_REG_AQ_CAPS));
+			     qhca_readl(regs, QHCA_REG_AQ_CAPS));
 	if (max_log2 < QHCA_AQ_MIN_DEPTH_LOG2) {
 		dev_err(dmadev, "admin queue depth 2^%u unsupported\n",
 			max_log2);
@@ -298,13 +298,13 @@ int qhca_admin_init(struct qhca_admin *aq, struct device *dmadev,
 	if (!aq->resp)
 		goto err;
 
-	qhca_reg_write(regs, QHCA_REG_AQ_SQ_BASE_LO, lower_32_bits(aq->sq_dma));
-	qhca_reg_write(regs, QHCA_REG_AQ_SQ_BASE_HI, upper_32_bits(aq->sq_dma));
-	qhca_reg_write(regs, QHCA_REG_AQ_CQ_BASE_LO, lower_32_bits(aq->cq_dma));
-	qhca_reg_write(regs, QHCA_REG_AQ_CQ_BASE_HI, upper_32_bits(aq->cq_dma));
-	qhca_reg_write(regs, QHCA_REG_AQ_CFG,
-		       FIELD_PREP(QHCA_AQ_CFG_DEPTH_LOG2, depth_log2) |
-		       FIELD_PREP(QHCA_AQ_CFG_MSIX_VECTOR, msix_vector));
+	qhca_writel(regs, QHCA_REG_AQ_SQ_BASE_LO, lower_32_bits(aq->sq_dma));
+	qhca_writel(regs, QHCA_REG_AQ_SQ_BASE_HI, upper_32_bits(aq->sq_dma));
+	qhca_writel(regs, QHCA_REG_AQ_CQ_BASE_LO, lower_32_bits(aq->cq_dma));
+	qhca_writel(regs, QHCA_REG_AQ_CQ_BASE_HI, upper_32_bits(aq->cq_dma));
+	qhca_writel(regs, QHCA_REG_AQ_CFG,
+		    FIELD_PREP(QHCA_AQ_CFG_DEPTH_LOG2, depth_log2) |
+		    FIELD_PREP(QHCA_AQ_CFG_MSIX_VECTOR, msix_vector));
 	return 0;
 
 err:

@@ -56,30 +56,27 @@ int qhca_destroy_ah(struct ib_ah *ibah, u32 flags)
  * Multicast: the device keeps the groups; ib_core has checked that the
  * QP is UD, the GID multicast and the LID a multicast LID.
  */
-static int qhca_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid,
-		      u16 opcode)
+static bool qhca_mcast_ok(const struct ib_qp *ibqp, const union ib_gid *gid,
+			  u16 lid)
 {
-	struct qhca_cmd_mcast cmd = {
-		.qpn = cpu_to_le32(ibqp->qp_num),
-		.mlid = cpu_to_le16(lid),
-	};
-
-	if (ibqp->qp_type != IB_QPT_UD || lid < QHCA_MCAST_LID_MIN ||
-	    lid > QHCA_MCAST_LID_MAX || gid->raw[0] != 0xff)
-		return -EINVAL;
-	memcpy(cmd.mgid, gid->raw, sizeof(cmd.mgid));
-	return qhca_admin_exec(&to_qdev(ibqp->device)->aq, opcode, &cmd,
-			       sizeof(cmd), NULL, 0, NULL);
+	return ibqp->qp_type == IB_QPT_UD && lid >= QHCA_MCAST_LID_MIN &&
+	       lid <= QHCA_MCAST_LID_MAX && gid->raw[0] == 0xff;
 }
 
 int qhca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
-	return qhca_mcast(ibqp, gid, lid, QHCA_CMD_ATTACH_MCAST);
+	if (!qhca_mcast_ok(ibqp, gid, lid))
+		return -EINVAL;
+	return qhca_admin_attach_mcast(to_qdev(ibqp->device), ibqp->qp_num,
+				       gid, lid);
 }
 
 int qhca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
-	return qhca_mcast(ibqp, gid, lid, QHCA_CMD_DETACH_MCAST);
+	if (!qhca_mcast_ok(ibqp, gid, lid))
+		return -EINVAL;
+	return qhca_admin_detach_mcast(to_qdev(ibqp->device), ibqp->qp_num,
+				       gid, lid);
 }
 
 /* The address vector of @ah into a UD send WQE. */

@@ -5,14 +5,15 @@
 
 #include "qhca.h"
 
-int qhca_cmd_query_device(struct qhca_dev *dev, struct qhca_device_attr *attr)
+int qhca_admin_query_device(struct qhca_dev *dev,
+			    struct qhca_device_attr *attr)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_QUERY_DEVICE, NULL, 0,
 			       attr, sizeof(*attr), NULL);
 }
 
-int qhca_cmd_query_port(struct qhca_dev *dev, u8 port_num,
-			struct qhca_port_attr *attr)
+int qhca_admin_query_port(struct qhca_dev *dev, u8 port_num,
+			  struct qhca_port_attr *attr)
 {
 	struct qhca_cmd_query_port cmd = { .port_num = port_num };
 
@@ -20,12 +21,12 @@ int qhca_cmd_query_port(struct qhca_dev *dev, u8 port_num,
 			       sizeof(cmd), attr, sizeof(*attr), NULL);
 }
 
-static int qhca_cmd_alloc(struct qhca_dev *dev, u16 opcode, u32 *handle)
+static int qhca_admin_alloc_obj(struct qhca_dev *dev, u16 opcode, u32 *handle)
 {
 	return qhca_admin_exec(&dev->aq, opcode, NULL, 0, NULL, 0, handle);
 }
 
-static int qhca_cmd_free(struct qhca_dev *dev, u16 opcode, u32 handle)
+static int qhca_admin_free_obj(struct qhca_dev *dev, u16 opcode, u32 handle)
 {
 	struct qhca_cmd_handle cmd = { .handle = cpu_to_le32(handle) };
 
@@ -33,38 +34,38 @@ static int qhca_cmd_free(struct qhca_dev *dev, u16 opcode, u32 handle)
 			       NULL);
 }
 
-int qhca_cmd_alloc_uar(struct qhca_dev *dev, u32 *uar_index)
+int qhca_admin_alloc_uar(struct qhca_dev *dev, u32 *uar_index)
 {
-	return qhca_cmd_alloc(dev, QHCA_CMD_ALLOC_UAR, uar_index);
+	return qhca_admin_alloc_obj(dev, QHCA_CMD_ALLOC_UAR, uar_index);
 }
 
-int qhca_cmd_dealloc_uar(struct qhca_dev *dev, u32 uar_index)
+int qhca_admin_dealloc_uar(struct qhca_dev *dev, u32 uar_index)
 {
-	return qhca_cmd_free(dev, QHCA_CMD_DEALLOC_UAR, uar_index);
+	return qhca_admin_free_obj(dev, QHCA_CMD_DEALLOC_UAR, uar_index);
 }
 
-int qhca_cmd_alloc_pd(struct qhca_dev *dev, u32 *pdn)
+int qhca_admin_alloc_pd(struct qhca_dev *dev, u32 *pdn)
 {
-	return qhca_cmd_alloc(dev, QHCA_CMD_ALLOC_PD, pdn);
+	return qhca_admin_alloc_obj(dev, QHCA_CMD_ALLOC_PD, pdn);
 }
 
-int qhca_cmd_dealloc_pd(struct qhca_dev *dev, u32 pdn)
+int qhca_admin_dealloc_pd(struct qhca_dev *dev, u32 pdn)
 {
-	return qhca_cmd_free(dev, QHCA_CMD_DEALLOC_PD, pdn);
+	return qhca_admin_free_obj(dev, QHCA_CMD_DEALLOC_PD, pdn);
 }
 
-int qhca_cmd_alloc_xrcd(struct qhca_dev *dev, u32 *xrcdn)
+int qhca_admin_alloc_xrcd(struct qhca_dev *dev, u32 *xrcdn)
 {
-	return qhca_cmd_alloc(dev, QHCA_CMD_ALLOC_XRCD, xrcdn);
+	return qhca_admin_alloc_obj(dev, QHCA_CMD_ALLOC_XRCD, xrcdn);
 }
 
-int qhca_cmd_dealloc_xrcd(struct qhca_dev *dev, u32 xrcdn)
+int qhca_admin_dealloc_xrcd(struct qhca_dev *dev, u32 xrcdn)
 {
-	return qhca_cmd_free(dev, QHCA_CMD_DEALLOC_XRCD, xrcdn);
+	return qhca_admin_free_obj(dev, QHCA_CMD_DEALLOC_XRCD, xrcdn);
 }
 
-int qhca_cmd_create_eq(struct qhca_dev *dev, dma_addr_t base, u8 depth_log2,
-		       u16 msix_vector, u32 event_mask, u32 *eqn)
+int qhca_admin_create_eq(struct qhca_dev *dev, dma_addr_t base, u8 depth_log2,
+			 u16 msix_vector, u32 event_mask, u32 *eqn)
 {
 	struct qhca_cmd_create_eq cmd = {
 		.base_addr = cpu_to_le64(base),
@@ -77,56 +78,57 @@ int qhca_cmd_create_eq(struct qhca_dev *dev, dma_addr_t base, u8 depth_log2,
 			       NULL, 0, eqn);
 }
 
-int qhca_cmd_destroy_eq(struct qhca_dev *dev, u32 eqn)
+int qhca_admin_destroy_eq(struct qhca_dev *dev, u32 eqn)
 {
-	return qhca_cmd_free(dev, QHCA_CMD_DESTROY_EQ, eqn);
+	return qhca_admin_free_obj(dev, QHCA_CMD_DESTROY_EQ, eqn);
 }
 
-int qhca_cmd_query_stats(struct qhca_dev *dev, struct qhca_stats *stats)
+int qhca_admin_query_stats(struct qhca_dev *dev, struct qhca_stats *stats)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_QUERY_STATS, NULL, 0,
 			       stats, sizeof(*stats), NULL);
 }
 
-int qhca_cmd_reg_mr(struct qhca_dev *dev, const struct qhca_cmd_reg_mr *cmd,
-		    u32 *index)
+int qhca_admin_reg_mr(struct qhca_dev *dev, const struct qhca_cmd_reg_mr *cmd,
+		      u32 *index)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_REG_MR, cmd, sizeof(*cmd),
 			       NULL, 0, index);
 }
 
-int qhca_cmd_dereg_mr(struct qhca_dev *dev, u32 index)
+int qhca_admin_dereg_mr(struct qhca_dev *dev, u32 index)
 {
-	return qhca_cmd_free(dev, QHCA_CMD_DEREG_MR, index);
+	return qhca_admin_free_obj(dev, QHCA_CMD_DEREG_MR, index);
 }
 
-int qhca_cmd_create_cq(struct qhca_dev *dev,
-		       const struct qhca_cmd_create_cq *cmd, u32 *cqn)
+int qhca_admin_create_cq(struct qhca_dev *dev,
+			 const struct qhca_cmd_create_cq *cmd, u32 *cqn)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_CREATE_CQ, cmd, sizeof(*cmd),
 			       NULL, 0, cqn);
 }
 
-int qhca_cmd_destroy_cq(struct qhca_dev *dev, u32 cqn)
+int qhca_admin_destroy_cq(struct qhca_dev *dev, u32 cqn)
 {
-	return qhca_cmd_free(dev, QHCA_CMD_DESTROY_CQ, cqn);
+	return qhca_admin_free_obj(dev, QHCA_CMD_DESTROY_CQ, cqn);
 }
 
-int qhca_cmd_create_qp(struct qhca_dev *dev,
-		       const struct qhca_cmd_create_qp *cmd, u32 *qpn)
+int qhca_admin_create_qp(struct qhca_dev *dev,
+			 const struct qhca_cmd_create_qp *cmd, u32 *qpn)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_CREATE_QP, cmd, sizeof(*cmd),
 			       NULL, 0, qpn);
 }
 
-int qhca_cmd_modify_qp(struct qhca_dev *dev,
-		       const struct qhca_cmd_modify_qp *cmd)
+int qhca_admin_modify_qp(struct qhca_dev *dev,
+			 const struct qhca_cmd_modify_qp *cmd)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_MODIFY_QP, cmd, sizeof(*cmd),
 			       NULL, 0, NULL);
 }
 
-int qhca_cmd_query_qp(struct qhca_dev *dev, u32 qpn, struct qhca_qp_attr *attr)
+int qhca_admin_query_qp(struct qhca_dev *dev, u32 qpn,
+			struct qhca_qp_attr *attr)
 {
 	struct qhca_cmd_handle cmd = { .handle = cpu_to_le32(qpn) };
 
@@ -134,34 +136,34 @@ int qhca_cmd_query_qp(struct qhca_dev *dev, u32 qpn, struct qhca_qp_attr *attr)
 			       attr, sizeof(*attr), NULL);
 }
 
-int qhca_cmd_destroy_qp(struct qhca_dev *dev, u32 qpn)
+int qhca_admin_destroy_qp(struct qhca_dev *dev, u32 qpn)
 {
-	return qhca_cmd_free(dev, QHCA_CMD_DESTROY_QP, qpn);
+	return qhca_admin_free_obj(dev, QHCA_CMD_DESTROY_QP, qpn);
 }
 
-int qhca_cmd_query_counters(struct qhca_dev *dev,
-			    struct qhca_counters *counters)
+int qhca_admin_query_counters(struct qhca_dev *dev,
+			      struct qhca_counters *counters)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_QUERY_COUNTERS, NULL, 0,
 			       counters, sizeof(*counters), NULL);
 }
 
-int qhca_cmd_create_srq(struct qhca_dev *dev,
-			const struct qhca_cmd_create_srq *cmd, u32 *srqn)
+int qhca_admin_create_srq(struct qhca_dev *dev,
+			  const struct qhca_cmd_create_srq *cmd, u32 *srqn)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_CREATE_SRQ, cmd, sizeof(*cmd),
 			       NULL, 0, srqn);
 }
 
-int qhca_cmd_modify_srq(struct qhca_dev *dev,
-			const struct qhca_cmd_modify_srq *cmd)
+int qhca_admin_modify_srq(struct qhca_dev *dev,
+			  const struct qhca_cmd_modify_srq *cmd)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_MODIFY_SRQ, cmd, sizeof(*cmd),
 			       NULL, 0, NULL);
 }
 
-int qhca_cmd_query_srq(struct qhca_dev *dev, u32 srqn,
-		       struct qhca_srq_attr *attr)
+int qhca_admin_query_srq(struct qhca_dev *dev, u32 srqn,
+			 struct qhca_srq_attr *attr)
 {
 	struct qhca_cmd_handle cmd = { .handle = cpu_to_le32(srqn) };
 
@@ -169,12 +171,53 @@ int qhca_cmd_query_srq(struct qhca_dev *dev, u32 srqn,
 			       attr, sizeof(*attr), NULL);
 }
 
-int qhca_cmd_destroy_srq(struct qhca_dev *dev, u32 srqn)
+int qhca_admin_destroy_srq(struct qhca_dev *dev, u32 srqn)
 {
-	return qhca_cmd_free(dev, QHCA_CMD_DESTROY_SRQ, srqn);
+	return qhca_admin_free_obj(dev, QHCA_CMD_DESTROY_SRQ, srqn);
 }
 
-int qhca_cmd_inject_fault(struct qhca_dev *dev, u16 type, u32 handle)
+int qhca_admin_alloc_mw(struct qhca_dev *dev, u32 pdn, u8 type, u32 *index)
+{
+	struct qhca_cmd_alloc_mw cmd = {
+		.pdn = cpu_to_le32(pdn),
+		.type = type,
+	};
+
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_ALLOC_MW, &cmd, sizeof(cmd),
+			       NULL, 0, index);
+}
+
+int qhca_admin_dealloc_mw(struct qhca_dev *dev, u32 index)
+{
+	return qhca_admin_free_obj(dev, QHCA_CMD_DEALLOC_MW, index);
+}
+
+static int qhca_admin_mcast(struct qhca_dev *dev, u16 opcode, u32 qpn,
+			    const union ib_gid *mgid, u16 mlid)
+{
+	struct qhca_cmd_mcast cmd = {
+		.qpn = cpu_to_le32(qpn),
+		.mlid = cpu_to_le16(mlid),
+	};
+
+	memcpy(cmd.mgid, mgid->raw, sizeof(cmd.mgid));
+	return qhca_admin_exec(&dev->aq, opcode, &cmd, sizeof(cmd), NULL, 0,
+			       NULL);
+}
+
+int qhca_admin_attach_mcast(struct qhca_dev *dev, u32 qpn,
+			    const union ib_gid *mgid, u16 mlid)
+{
+	return qhca_admin_mcast(dev, QHCA_CMD_ATTACH_MCAST, qpn, mgid, mlid);
+}
+
+int qhca_admin_detach_mcast(struct qhca_dev *dev, u32 qpn,
+			    const union ib_gid *mgid, u16 mlid)
+{
+	return qhca_admin_mcast(dev, QHCA_CMD_DETACH_MCAST, qpn, mgid, mlid);
+}
+
+int qhca_admin_inject_fault(struct qhca_dev *dev, u16 type, u32 handle)
 {
 	struct qhca_cmd_inject_fault cmd = {
 		.type = cpu_to_le16(type),

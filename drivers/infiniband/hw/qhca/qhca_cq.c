@@ -144,7 +144,7 @@ int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	cmd.dbrec_addr = cpu_to_le64(cq->buf.dma + ring_size);
 	cmd.eqn = cpu_to_le32(cq->eq->eqn);
 	cmd.depth_log2 = ilog2(cq->depth);
-	err = qhca_cmd_create_cq(dev, &cmd, &cq->cqn);
+	err = qhca_admin_create_cq(dev, &cmd, &cq->cqn);
 	if (err)
 		goto err_release;
 	/* Doorbells and CREATE_QP carry the CQ number in 16 bits. */
@@ -172,7 +172,7 @@ int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 err_erase:
 	xa_erase_irq(&dev->cqs, cq->cqn);
 err_destroy:
-	device_done = qhca_destroyed(dev, qhca_cmd_destroy_cq(dev, cq->cqn),
+	device_done = qhca_destroyed(dev, qhca_admin_destroy_cq(dev, cq->cqn),
 				     "DESTROY_CQ", cq->cqn);
 err_release:
 	qhca_cq_release(dev, cq, device_done);
@@ -190,7 +190,7 @@ int qhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	 * before the device may hand its number to a new CQ.
 	 */
 	xa_erase_irq(&dev->cqs, cq->cqn);
-	err = qhca_cmd_destroy_cq(dev, cq->cqn);
+	err = qhca_admin_destroy_cq(dev, cq->cqn);
 	/* ib_core cannot keep a CQ it asked to destroy. */
 	qhca_cq_release(dev, cq,
 			qhca_destroyed(dev, err, "DESTROY_CQ", cq->cqn));
@@ -198,7 +198,7 @@ int qhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 }
 
 /* An event of the CQ numbered @cqn: its completion or its error. */
-void qhca_cq_event(struct qhca_dev *dev, u32 cqn, u8 type)
+void qhca_cq_handle_event(struct qhca_dev *dev, u32 cqn, u8 type)
 {
 	struct ib_event event = {
 		.device = &dev->ibdev,

@@ -107,7 +107,7 @@ static ssize_t qhca_inject_write(struct file *file, const char __user *ubuf,
 
 	ibdev_info(&dev->ibdev, "injecting fault %u (handle %u)\n", type,
 		   handle);
-	err = qhca_cmd_inject_fault(dev, type, handle);
+	err = qhca_admin_inject_fault(dev, type, handle);
 	return err ? err : count;
 }
 

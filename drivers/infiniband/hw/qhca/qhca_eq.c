@@ -70,17 +70,17 @@ static void qhca_eq_dispatch(struct qhca_dev *dev, u8 type, u32 data)
 		break;
 	case QHCA_EVENT_COMPLETION:
 	case QHCA_EVENT_CQ_ERROR:
-		qhca_cq_event(dev, data, type);
+		qhca_cq_handle_event(dev, data, type);
 		break;
 	case QHCA_EVENT_QP_FATAL:
 	case QHCA_EVENT_QP_REQ_ERR:
 	case QHCA_EVENT_QP_ACCESS_ERR:
 	case QHCA_EVENT_QP_LAST_WQE:
-		qhca_qp_event(dev, data, type);
+		qhca_qp_handle_event(dev, data, type);
 		break;
 	case QHCA_EVENT_SRQ_LIMIT:
 	case QHCA_EVENT_SRQ_ERR:
-		qhca_srq_event(dev, data, type);
+		qhca_srq_handle_event(dev, data, type);
 		break;
 	default:
 		dev_warn_ratelimited(&dev->pdev->dev,
@@ -113,9 +113,9 @@ static void qhca_eq_process(struct qhca_eq *eq)
 		consumed = true;
 	}
 	if (consumed)
-		qhca_reg_write(dev->regs, QHCA_REG_EQ_DB,
-			       FIELD_PREP(QHCA_EQ_DB_EQN, eq->eqn) |
-			       FIELD_PREP(QHCA_EQ_DB_CONS_IDX, eq->cons));
+		qhca_writel(dev->regs, QHCA_REG_EQ_DB,
+			    FIELD_PREP(QHCA_EQ_DB_EQN, eq->eqn) |
+			    FIELD_PREP(QHCA_EQ_DB_CONS_IDX, eq->cons));
 	spin_unlock_irqrestore(&eq->lock, flags);
 }
 
@@ -157,8 +157,8 @@ static int qhca_eq_setup(struct qhca_dev *dev, struct qhca_eq *eq,
 	if (!eq->ring)
 		return -ENOMEM;
 
-	err = qhca_cmd_create_eq(dev, eq->dma, depth_log2, vector, event_mask,
-				 &eq->eqn);
+	err = qhca_admin_create_eq(dev, eq->dma, depth_log2, vector, event_mask,
+				   &eq->eqn);
 	if (err) {
 		dev_err(d, "CREATE_EQ failed: %d\n", err);
 		return err;
@@ -187,7 +187,7 @@ static int qhca_eq_setup(struct qhca_dev *dev, struct qhca_eq *eq,
 	return 0;
 
 err_destroy:
-	qhca_cmd_destroy_eq(dev, eq->eqn);
+	qhca_admin_destroy_eq(dev, eq->eqn);
 	return err;
 }
 
@@ -200,7 +200,7 @@ static void qhca_eq_stop(struct qhca_dev *dev, struct qhca_eq *eq)
 		return;
 	free_irq(eq->irq, eq);
 	eq->irq = 0;
-	err = qhca_cmd_destroy_eq(dev, eq->eqn);
+	err = qhca_admin_destroy_eq(dev, eq->eqn);
 	/* The ring is freed after the device's reset in any case. */
 	qhca_destroyed(dev, err, "DESTROY_EQ", eq->eqn);
 }

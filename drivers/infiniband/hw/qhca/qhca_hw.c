@@ -18,14 +18,14 @@ int qhca_hw_check_identity(struct qhca_dev *dev)
 	struct device *d = &dev->pdev->dev;
 	u32 magic, version;
 
-	magic = qhca_reg_read(dev->regs, QHCA_REG_MAGIC);
+	magic = qhca_readl(dev->regs, QHCA_REG_MAGIC);
 	if (magic != QHCA_MAGIC) {
 		dev_err(d, "bad magic %#x\n", magic);
 		return -ENODEV;
 	}
 
 	/* Minor versions only add; a new major version is another device. */
-	version = qhca_reg_read(dev->regs, QHCA_REG_VERSION);
+	version = qhca_readl(dev->regs, QHCA_REG_VERSION);
 	if (FIELD_GET(QHCA_VERSION_MAJOR, version) !=
 	    FIELD_GET(QHCA_VERSION_MAJOR, QHCA_VERSION_1_0)) {
 		dev_err(d, "unsupported interface version %#x\n", version);
@@ -39,7 +39,7 @@ int qhca_hw_reset(struct qhca_dev *dev)
 	u32 ctrl;
 	int err;
 
-	qhca_reg_write(dev->regs, QHCA_REG_CTRL, QHCA_CTRL_RESET);
+	qhca_writel(dev->regs, QHCA_REG_CTRL, QHCA_CTRL_RESET);
 	err = readl_poll_timeout(dev->regs + QHCA_REG_CTRL, ctrl,
 				 !(ctrl & QHCA_CTRL_RESET), QHCA_POLL_US,
 				 QHCA_RESET_TIMEOUT_US);
@@ -55,7 +55,7 @@ int qhca_hw_enable(struct qhca_dev *dev)
 	u32 status;
 	int err;
 
-	qhca_reg_write(dev->regs, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
+	qhca_writel(dev->regs, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
 	err = readl_poll_timeout(dev->regs + QHCA_REG_STATUS, status,
 				 status & (QHCA_STATUS_READY | QHCA_STATUS_FATAL),
 				 QHCA_POLL_US, QHCA_ENABLE_TIMEOUT_US);
@@ -65,7 +65,7 @@ int qhca_hw_enable(struct qhca_dev *dev)
 	}
 	if (status & QHCA_STATUS_FATAL) {
 		dev_err(d, "enable failed: STATUS %#x ERROR %u\n", status,
-			qhca_reg_read(dev->regs, QHCA_REG_ERROR));
+			qhca_readl(dev->regs, QHCA_REG_ERROR));
 		return -EIO;
 	}
 	return 0;

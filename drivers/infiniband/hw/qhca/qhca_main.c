@@ -57,7 +57,7 @@ static int qhca_check_limits(struct qhca_dev *dev)
 	struct device *d = &dev->pdev->dev;
 	u32 vectors;
 
-	dev->db_pages = qhca_reg_read(dev->regs, QHCA_REG_DB_PAGES);
+	dev->db_pages = qhca_readl(dev->regs, QHCA_REG_DB_PAGES);
 	if (!dev->db_pages ||
 	    (u64)dev->db_pages * QHCA_DB_PAGE_SIZE > dev->db_bar_len) {
 		dev_err(d, "%u doorbell pages do not fit BAR %d\n",
@@ -65,7 +65,7 @@ static int qhca_check_limits(struct qhca_dev *dev)
 		return -ENODEV;
 	}
 
-	vectors = qhca_reg_read(dev->regs, QHCA_REG_MSIX_VECTORS);
+	vectors = qhca_readl(dev->regs, QHCA_REG_MSIX_VECTORS);
 	if (vectors < QHCA_MIN_VECS) {
 		dev_err(d, "%u MSI-X vectors, need %d\n", vectors,
 			QHCA_MIN_VECS);
@@ -81,7 +81,7 @@ static int qhca_check_limits(struct qhca_dev *dev)
 static int qhca_alloc_vectors(struct qhca_dev *dev)
 {
 	struct irq_affinity affd = { .pre_vectors = QHCA_VEC_COMP_BASE };
-	u32 max = qhca_reg_read(dev->regs, QHCA_REG_MSIX_VECTORS);
+	u32 max = qhca_readl(dev->regs, QHCA_REG_MSIX_VECTORS);
 
 	max = min(max, QHCA_VEC_COMP_BASE + num_online_cpus());
 	return pci_alloc_irq_vectors_affinity(dev->pdev, QHCA_MIN_VECS, max,
@@ -185,10 +185,10 @@ int qhca_dev_up(struct pci_dev *pdev, struct qhca_pci *qpci)
 	if (err)
 		goto err_reset;
 
-	err = qhca_cmd_query_device(dev, &dev->attr);
+	err = qhca_admin_query_device(dev, &dev->attr);
 	if (err)
 		goto err_reset;
-	err = qhca_cmd_query_port(dev, 1, &dev->port);
+	err = qhca_admin_query_port(dev, 1, &dev->port);
 	if (err)
 		goto err_reset;
 	err = qhca_check_attrs(dev);
@@ -300,7 +300,7 @@ static struct pci_driver qhca_pci_driver = {
 };
 
 /* The debugfs directory first: each device adds itself to it. */
-static int __init qhca_init(void)
+static int __init qhca_module_init(void)
 {
 	int err;
 
@@ -311,11 +311,11 @@ static int __init qhca_init(void)
 	return err;
 }
 
-static void __exit qhca_exit(void)
+static void __exit qhca_module_exit(void)
 {
 	pci_unregister_driver(&qhca_pci_driver);
 	qhca_debugfs_exit();
 }
 
-module_init(qhca_init);
-module_exit(qhca_exit);
+module_init(qhca_module_init);
+module_exit(qhca_module_exit);

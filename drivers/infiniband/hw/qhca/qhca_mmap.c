@@ -131,12 +131,13 @@ void qhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
 	struct qhca_user_mmap_entry *entry = to_qmmap(rdma_entry);
 	struct qhca_dev *dev = to_qdev(rdma_entry->ucontext->device);
+	int err;
 
 	switch (entry->type) {
 	case QHCA_MMAP_DB_PAGE:
 		/* A dead device's reset took the page back already. */
-		qhca_destroyed(dev, qhca_cmd_dealloc_uar(dev, entry->uar_index),
-			       "DEALLOC_UAR", entry->uar_index);
+		err = qhca_admin_dealloc_uar(dev, entry->uar_index);
+		qhca_destroyed(dev, err, "DEALLOC_UAR", entry->uar_index);
 		break;
 	case QHCA_MMAP_RING:
 		qhca_dma_buf_free(dev, &entry->buf);

@@ -134,12 +134,12 @@ static int qhca_mr_register(struct qhca_dev *dev, struct qhca_mr *mr,
 	 */
 	key = (u8)atomic_inc_return(&dev->mr_key);
 	cmd->key = key;
-	err = qhca_cmd_reg_mr(dev, cmd, &index);
+	err = qhca_admin_reg_mr(dev, cmd, &index);
 	if (err)
 		return err;
 	if (index > FIELD_MAX(QHCA_MKEY_INDEX)) {
 		ibdev_err(&dev->ibdev, "device returned MR index %u\n", index);
-		qhca_cmd_dereg_mr(dev, index);
+		qhca_admin_dereg_mr(dev, index);
 		return -EIO;
 	}
 
@@ -257,7 +257,7 @@ int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct qhca_mr *mr = to_qmr(ibmr);
 	int err;
 
-	err = qhca_cmd_dereg_mr(dev, mr->index);
+	err = qhca_admin_dereg_mr(dev, mr->index);
 	/* Windows are bound to it: it stays until they are gone. */
 	if (err == -EBUSY)
 		return err;

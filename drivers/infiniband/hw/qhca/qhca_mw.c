@@ -22,10 +22,6 @@ static int qhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct qhca_dev *dev = to_qdev(ibmw->device);
 	struct qhca_mw *mw = to_qmw(ibmw);
-	struct qhca_cmd_alloc_mw cmd = {
-		.pdn = cpu_to_le32(to_qpd(ibmw->pd)->pdn),
-		.type = ibmw->type,
-	};
 	u32 index;
 	int err;
 
@@ -36,16 +32,13 @@ static int qhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EINVAL;
 
-	err = qhca_admin_exec(&dev->aq, QHCA_CMD_ALLOC_MW, &cmd, sizeof(cmd),
-			      NULL, 0, &index);
+	err = qhca_admin_alloc_mw(dev, to_qpd(ibmw->pd)->pdn, ibmw->type,
+				  &index);
 	if (err)
 		return err;
 	if (index > FIELD_MAX(QHCA_MKEY_MW_INDEX)) {
-		struct qhca_cmd_handle h = { .handle = cpu_to_le32(index) };
-
 		ibdev_err(&dev->ibdev, "device returned MW index %u\n", index);
-		qhca_admin_exec(&dev->aq, QHCA_CMD_DEALLOC_MW, &h, sizeof(h),
-				NULL, 0, NULL);
+		qhca_admin_dealloc_mw(dev, index);
 		return -EIO;
 	}
 	mw->index = index;
@@ -57,13 +50,9 @@ static int qhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 static int qhca_dealloc_mw(struct ib_mw *ibmw)
 {
 	struct qhca_dev *dev = to_qdev(ibmw->device);
-	struct qhca_cmd_handle h = {
-		.handle = cpu_to_le32(to_qmw(ibmw)->index),
-	};
 	int err;
 
-	err = qhca_admin_exec(&dev->aq, QHCA_CMD_DEALLOC_MW, &h, sizeof(h),
-			      NULL, 0, NULL);
+	err = qhca_admin_dealloc_mw(dev, to_qmw(ibmw)->index);
 	/*
 	 * A dead device holds no window any more; ib_core would warn about
 	 * a window it cannot free while it disassociates the contexts.

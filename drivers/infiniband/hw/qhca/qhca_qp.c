@@ -302,7 +302,7 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		cmd.rq_depth_log2 = ilog2(qp->rq.depth);
 		cmd.rq_stride_log2 = qp->rq.stride_log2;
 	}
-	err = qhca_cmd_create_qp(dev, &cmd, &qpn);
+	err = qhca_admin_create_qp(dev, &cmd, &qpn);
 	if (err)
 		goto err_release;
 	/* QP0 and QP1 are never handed out; doorbells carry 16 bits. */
@@ -327,7 +327,7 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 err_erase:
 	xa_erase_irq(&dev->qps, qpn);
 err_destroy:
-	device_done = qhca_destroyed(dev, qhca_cmd_destroy_qp(dev, qpn),
+	device_done = qhca_destroyed(dev, qhca_admin_destroy_qp(dev, qpn),
 				     "DESTROY_QP", qpn);
 err_release:
 	qhca_qp_release(dev, qp, device_done);
@@ -345,7 +345,7 @@ int qhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * QP after this, and the device may reuse the number right after.
 	 */
 	xa_erase_irq(&dev->qps, ibqp->qp_num);
-	err = qhca_cmd_destroy_qp(dev, ibqp->qp_num);
+	err = qhca_admin_destroy_qp(dev, ibqp->qp_num);
 	/* ib_core cannot keep a QP it asked to destroy. */
 	qhca_qp_release(dev, qp, qhca_destroyed(dev, err, "DESTROY_QP",
 						ibqp->qp_num));
@@ -525,7 +525,7 @@ int qhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = qhca_qp_attr_to_cmd(dev, qp, attr, mask, new, &cmd);
 	if (err)
 		goto out_unlock;
-	err = qhca_cmd_modify_qp(dev, &cmd);
+	err = qhca_admin_modify_qp(dev, &cmd);
 	if (err)
 		goto out_unlock;
 
@@ -554,7 +554,7 @@ int qhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	int err;
 
 	/* The device knows the state and the PSNs; ask it every time. */
-	err = qhca_cmd_query_qp(dev, ibqp->qp_num, &a);
+	err = qhca_admin_query_qp(dev, ibqp->qp_num, &a);
 	if (err)
 		return err;
 	if (a.state > IB_QPS_ERR) {
@@ -606,7 +606,7 @@ int qhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 }
 
 /* An async event of the QP numbered @qpn. */
-void qhca_qp_event(struct qhca_dev *dev, u32 qpn, u8 type)
+void qhca_qp_handle_event(struct qhca_dev *dev, u32 qpn, u8 type)
 {
 	struct ib_event event = { .device = &dev->ibdev };
 	struct qhca_qp *qp;

@@ -160,7 +160,7 @@ int qhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 		cmd.xrcd = cpu_to_le32(to_qxrcd(init_attr->ext.xrc.xrcd)->xrcdn);
 		cmd.cqn = cpu_to_le32(to_qcq(init_attr->ext.cq)->cqn);
 	}
-	err = qhca_cmd_create_srq(dev, &cmd, &srqn);
+	err = qhca_admin_create_srq(dev, &cmd, &srqn);
 	if (err)
 		goto err_release;
 	if (!srqn || srqn > FIELD_MAX(QHCA_DB_QUEUE_NUM)) {
@@ -186,7 +186,7 @@ int qhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 err_erase:
 	xa_erase_irq(&dev->srqs, srqn);
 err_destroy:
-	device_done = qhca_destroyed(dev, qhca_cmd_destroy_srq(dev, srqn),
+	device_done = qhca_destroyed(dev, qhca_admin_destroy_srq(dev, srqn),
 				     "DESTROY_SRQ", srqn);
 err_release:
 	qhca_srq_release(dev, srq, device_done);
@@ -214,7 +214,7 @@ int qhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	cmd.srqn = cpu_to_le32(srq->srqn);
 	cmd.attr_mask = cpu_to_le32(QHCA_SRQ_ATTR_LIMIT);
 	cmd.limit = cpu_to_le32(attr->srq_limit);
-	return qhca_cmd_modify_srq(dev, &cmd);
+	return qhca_admin_modify_srq(dev, &cmd);
 }
 
 int qhca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
@@ -224,7 +224,7 @@ int qhca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	struct qhca_srq_attr hw;
 	int err;
 
-	err = qhca_cmd_query_srq(dev, srq->srqn, &hw);
+	err = qhca_admin_query_srq(dev, srq->srqn, &hw);
 	if (err)
 		return err;
 	attr->max_wr = srq->depth;
@@ -241,7 +241,7 @@ int qhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	/* Out of the table first: no event reaches the SRQ after this. */
 	xa_erase_irq(&dev->srqs, srq->srqn);
-	err = qhca_cmd_destroy_srq(dev, srq->srqn);
+	err = qhca_admin_destroy_srq(dev, srq->srqn);
 	/* ib_core checked that no QP uses it and cannot keep it. */
 	qhca_srq_release(dev, srq, qhca_destroyed(dev, err, "DESTROY_SRQ",
 						  srq->srqn));
@@ -343,7 +343,7 @@ void qhca_srq_retire_orphan(struct qhca_dev *dev, u16 srqn, u16 wqe_idx)
 	xa_unlock_irqrestore(&dev->srqs, flags);
 }
 
-void qhca_srq_event(struct qhca_dev *dev, u32 srqn, u8 type)
+void qhca_srq_handle_event(struct qhca_dev *dev, u32 srqn, u8 type)
 {
 	struct ib_event event = { .device = &dev->ibdev };
 	struct qhca_srq *srq;

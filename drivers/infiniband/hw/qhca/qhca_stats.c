@@ -58,7 +58,7 @@ int qhca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	struct qhca_counters counters;
 	int err, i;
 
-	err = qhca_cmd_query_counters(to_qdev(ibdev), &counters);
+	err = qhca_admin_query_counters(to_qdev(ibdev), &counters);
 	if (err)
 		return err;
 	for (i = 0; i < stats->num_counters && i < QHCA_CNT_NUM; i++)

@@ -27,7 +27,7 @@ static ssize_t qhca_hw_object_show(struct device *device, char *buf,
 	__le32 count;
 	int err;
 
-	err = qhca_cmd_query_stats(dev, &stats);
+	err = qhca_admin_query_stats(dev, &stats);
 	if (err)
 		return err;
 

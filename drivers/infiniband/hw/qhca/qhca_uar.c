@@ -30,7 +30,7 @@ int qhca_kuar_get(struct qhca_dev *dev)
 		return 0;
 	}
 
-	err = qhca_cmd_alloc_uar(dev, &index);
+	err = qhca_admin_alloc_uar(dev, &index);
 	if (err)
 		goto out_unlock;
 	if (index >= dev->db_pages) {
@@ -53,7 +53,7 @@ int qhca_kuar_get(struct qhca_dev *dev)
 	return 0;
 
 err_dealloc:
-	qhca_cmd_dealloc_uar(dev, index);
+	qhca_admin_dealloc_uar(dev, index);
 out_unlock:
 	mutex_unlock(&kuar->lock);
 	return err;
@@ -71,7 +71,7 @@ void qhca_kuar_put(struct qhca_dev *dev)
 
 	iounmap(kuar->db);
 	kuar->db = NULL;
-	err = qhca_cmd_dealloc_uar(dev, kuar->index);
+	err = qhca_admin_dealloc_uar(dev, kuar->index);
 	qhca_destroyed(dev, err, "DEALLOC_UAR", kuar->index);
 out_unlock:
 	mutex_unlock(&kuar->lock);

@@ -115,7 +115,7 @@ static int qhca_query_port(struct ib_device *ibdev, u32 port_num,
 	struct qhca_port_attr a;
 	int err;
 
-	err = qhca_cmd_query_port(to_qdev(ibdev), port_num, &a);
+	err = qhca_admin_query_port(to_qdev(ibdev), port_num, &a);
 	if (err)
 		return err;
 
@@ -204,7 +204,7 @@ static int qhca_alloc_ucontext(struct ib_ucontext *ibuctx,
 	if (req.comp_mask || req.reserved)
 		return -EINVAL;
 
-	err = qhca_cmd_alloc_uar(dev, &uar_index);
+	err = qhca_admin_alloc_uar(dev, &uar_index);
 	if (err)
 		return err;
 	if (uar_index >= dev->db_pages) {
@@ -237,7 +237,7 @@ static int qhca_alloc_ucontext(struct ib_ucontext *ibuctx,
 	return 0;
 
 err_dealloc_uar:
-	qhca_cmd_dealloc_uar(dev, uar_index);
+	qhca_admin_dealloc_uar(dev, uar_index);
 	return err;
 }
 
@@ -271,7 +271,7 @@ static int qhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 
-	err = qhca_cmd_alloc_pd(dev, &pd->pdn);
+	err = qhca_admin_alloc_pd(dev, &pd->pdn);
 	if (err)
 		return err;
 
@@ -279,7 +279,7 @@ static int qhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 		resp.pdn = pd->pdn;
 		err = qhca_udata_put_resp(udata, &resp, sizeof(resp));
 		if (err) {
-			qhca_cmd_dealloc_pd(dev, pd->pdn);
+			qhca_admin_dealloc_pd(dev, pd->pdn);
 			return err;
 		}
 	}
@@ -296,7 +296,7 @@ static int qhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	 * ib_core cannot keep a PD it asked to free; a device that refuses
 	 * keeps the number, which QUERY_STATS shows.
 	 */
-	err = qhca_cmd_dealloc_pd(dev, pd->pdn);
+	err = qhca_admin_dealloc_pd(dev, pd->pdn);
 	qhca_destroyed(dev, err, "DEALLOC_PD", pd->pdn);
 	return 0;
 }

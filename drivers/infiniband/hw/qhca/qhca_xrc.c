@@ -23,7 +23,7 @@ int qhca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 
 	if (!(le32_to_cpu(dev->attr.device_cap_flags) & QHCA_DEV_CAP_XRC))
 		return -EOPNOTSUPP;
-	return qhca_cmd_alloc_xrcd(dev, &xrcd->xrcdn);
+	return qhca_admin_alloc_xrcd(dev, &xrcd->xrcdn);
 }
 
 int qhca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
@@ -33,7 +33,7 @@ int qhca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 	int err;
 
 	/* As DEALLOC_PD: ib_core cannot keep what it asked to free. */
-	err = qhca_cmd_dealloc_xrcd(dev, xrcd->xrcdn);
+	err = qhca_admin_dealloc_xrcd(dev, xrcd->xrcdn);
 	qhca_destroyed(dev, err, "DEALLOC_XRCD", xrcd->xrcdn);
 	return 0;
 }
@@ -57,7 +57,7 @@ int qhca_create_xrc_tgt_qp(struct qhca_dev *dev, struct qhca_qp *qp,
 
 	cmd.type = QHCA_QPT_XRC_TGT;
 	cmd.pdn = cpu_to_le32(to_qxrcd(init_attr->xrcd)->xrcdn);
-	err = qhca_cmd_create_qp(dev, &cmd, &qpn);
+	err = qhca_admin_create_qp(dev, &cmd, &qpn);
 	if (err)
 		return err;
 	if (qpn < 2 || qpn > FIELD_MAX(QHCA_DB_QUEUE_NUM)) {
@@ -72,6 +72,6 @@ int qhca_create_xrc_tgt_qp(struct qhca_dev *dev, struct qhca_qp *qp,
 	return 0;
 
 err_destroy:
-	qhca_cmd_destroy_qp(dev, qpn);
+	qhca_admin_destroy_qp(dev, qpn);
 	return err;
 }
