@@ -2,9 +2,10 @@
 /*
  * libqhca: address handles, made in user space as real providers make
  * them.  ibv_create_ah() checks the attributes against what the port has
- * (one port, one GID, 16 SLs) and prebuilds the WQE's address vector; the
- * kernel is never asked.  ibv_create_ah_from_wc() works through
- * ibv_query_port() and ibv_query_gid(), which the kernel answers.
+ * (one port, one GID) and what an address vector holds (QHCA_AV_*_MAX),
+ * and prebuilds the WQE's address vector; the kernel is never asked.
+ * ibv_create_ah_from_wc() works through ibv_query_port() and
+ * ibv_query_gid(), which the kernel answers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,8 +14,6 @@
 #include "qhca.h"
 #include "qhca_ah.h"
 
-#define QHCA_AH_SL_MAX		15
-#define QHCA_AH_FLOW_LABEL_MAX	0xfffff
 #define QHCA_AH_PORT		1
 #define QHCA_AH_GID_TBL_LEN	1
 
@@ -22,10 +21,10 @@ struct ibv_ah *qhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct qhca_ah *ah;
 
-	if (attr->port_num != QHCA_AH_PORT || attr->sl > QHCA_AH_SL_MAX ||
+	if (attr->port_num != QHCA_AH_PORT || attr->sl > QHCA_AV_SL_MAX ||
 	    (attr->is_global &&
 	     (attr->grh.sgid_index >= QHCA_AH_GID_TBL_LEN ||
-	      attr->grh.flow_label > QHCA_AH_FLOW_LABEL_MAX))) {
+	      attr->grh.flow_label > QHCA_AV_FLOW_LABEL_MAX))) {
 		errno = EINVAL;
 		return NULL;
 	}
