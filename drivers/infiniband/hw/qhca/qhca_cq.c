@@ -264,31 +264,25 @@ static enum ib_wc_status qhca_wc_status(u8 status)
 	}
 }
 
-static enum ib_wc_opcode qhca_wc_opcode(u8 opcode)
+/*
+ * The interface's completion opcodes are ib_wc_opcode's values, but for
+ * REG_MR: the interface numbers it 8, which ib_core gives to IB_WC_FLUSH.
+ */
+#define QHCA_SAME_WC(op) \
+	static_assert((int)QHCA_WC_##op == (int)IB_WC_##op)
+QHCA_SAME_WC(SEND);
+QHCA_SAME_WC(RDMA_WRITE);
+QHCA_SAME_WC(RDMA_READ);
+QHCA_SAME_WC(COMP_SWAP);
+QHCA_SAME_WC(FETCH_ADD);
+QHCA_SAME_WC(BIND_MW);
+QHCA_SAME_WC(LOCAL_INV);
+QHCA_SAME_WC(RECV);
+QHCA_SAME_WC(RECV_RDMA_WITH_IMM);
+
+static enum ib_wc_opcode qhca_cqe_wc_opcode(u8 opcode)
 {
-	switch (opcode) {
-	case QHCA_WC_SEND:
-		return IB_WC_SEND;
-	case QHCA_WC_RDMA_WRITE:
-		return IB_WC_RDMA_WRITE;
-	case QHCA_WC_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case QHCA_WC_COMP_SWAP:
-		return IB_WC_COMP_SWAP;
-	case QHCA_WC_FETCH_ADD:
-		return IB_WC_FETCH_ADD;
-	case QHCA_WC_BIND_MW:
-		return IB_WC_BIND_MW;
-	case QHCA_WC_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case QHCA_WC_REG_MR:
-		return IB_WC_REG_MR;
-	case QHCA_WC_RECV_RDMA_WITH_IMM:
-		return IB_WC_RECV_RDMA_WITH_IMM;
-	case QHCA_WC_RECV:
-	default:
-		return IB_WC_RECV;
-	}
+	return opcode == QHCA_WC_REG_MR ? IB_WC_REG_MR : opcode;
 }
 
 /*
@@ -345,7 +339,7 @@ static bool qhca_cqe_to_wc(struct qhca_dev *dev, struct qhca_cq *cq,
 	wc->status = qhca_wc_status(cqe->status);
 	if (wc->status == IB_WC_GENERAL_ERR)
 		wc->vendor_err = cqe->status;
-	wc->opcode = qhca_wc_opcode(cqe->opcode);
+	wc->opcode = qhca_cqe_wc_opcode(cqe->opcode);
 	wc->byte_len = le32_to_cpu(cqe->byte_len);
 	wc->qp = &qp->ibqp;
 	if (cqe->flags & QHCA_CQE_F_IMM) {

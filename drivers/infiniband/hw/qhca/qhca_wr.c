@@ -12,6 +12,24 @@
 #define QHCA_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
 			 IB_SEND_SOLICITED | IB_SEND_INLINE)
 
+/*
+ * The interface's send opcodes are ib_wr_opcode's values: a work
+ * request's opcode goes into the WQE and looks up qhca_wr_info() as it is.
+ */
+#define QHCA_SAME_WR(op) \
+	static_assert((int)QHCA_WR_##op == (int)IB_WR_##op)
+QHCA_SAME_WR(RDMA_WRITE);
+QHCA_SAME_WR(RDMA_WRITE_WITH_IMM);
+QHCA_SAME_WR(SEND);
+QHCA_SAME_WR(SEND_WITH_IMM);
+QHCA_SAME_WR(RDMA_READ);
+QHCA_SAME_WR(ATOMIC_CMP_AND_SWP);
+QHCA_SAME_WR(ATOMIC_FETCH_AND_ADD);
+QHCA_SAME_WR(LOCAL_INV);
+QHCA_SAME_WR(BIND_MW);
+QHCA_SAME_WR(SEND_WITH_INV);
+QHCA_SAME_WR(REG_MR);
+
 static void *qhca_wq_slot(struct qhca_wq *wq, u32 idx)
 {
 	return wq->buf.va + ((size_t)(idx & (wq->depth - 1)) << wq->stride_log2);
@@ -47,34 +65,6 @@ static void qhca_ring_db(struct qhca_qp *qp, struct qhca_wq *wq, u32 off)
 	wmb();
 	writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, qp->ibqp.qp_num) |
 	       FIELD_PREP(QHCA_DB_QUEUE_IDX, (u16)wq->head), qp->db + off);
-}
-
-static int qhca_wr_opcode(enum ib_wr_opcode opcode)
-{
-	switch (opcode) {
-	case IB_WR_RDMA_WRITE:
-		return QHCA_WR_RDMA_WRITE;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return QHCA_WR_RDMA_WRITE_WITH_IMM;
-	case IB_WR_SEND:
-		return QHCA_WR_SEND;
-	case IB_WR_SEND_WITH_IMM:
-		return QHCA_WR_SEND_WITH_IMM;
-	case IB_WR_RDMA_READ:
-		return QHCA_WR_RDMA_READ;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return QHCA_WR_ATOMIC_CMP_AND_SWP;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return QHCA_WR_ATOMIC_FETCH_AND_ADD;
-	case IB_WR_LOCAL_INV:
-		return QHCA_WR_LOCAL_INV;
-	case IB_WR_SEND_WITH_INV:
-		return QHCA_WR_SEND_WITH_INV;
-	case IB_WR_REG_MR:
-		return QHCA_WR_REG_MR;
-	default:
-		return -EINVAL;
-	}
 }
 
 /* Inline data: the SGEs' bytes, copied from kernel virtual addresses. */
@@ -117,8 +107,6 @@ static int qhca_wqe_ud_av(const struct ib_send_wr *wr,
 	struct qhca_sq_wqe_ud *ud = (struct qhca_sq_wqe_ud *)wqe;
 	const struct ib_ud_wr *uwr = ud_wr(wr);
 
-	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM)
-		return -EINVAL;
 	if (!uwr->ah || uwr->remote_qpn & ~QHCA_UD_QPN_MASK)
 		return -EINVAL;
 	qhca_ah_to_wqe(to_qah(uwr->ah), ud);
@@ -142,8 +130,7 @@ static int qhca_wqe_reg_mr(const struct ib_send_wr *wr,
 	int access = rw->access & ~IB_ACCESS_OPTIONAL;
 
 	static_assert(sizeof(*r) == sizeof(*wqe));
-	if (!mr->max_pages || !mr->npages || access & ~QHCA_ACCESS_ALL ||
-	    wr->send_flags & IB_SEND_INLINE)
+	if (!mr->max_pages || !mr->npages || access & ~QHCA_ACCESS_ALL)
 		return -EINVAL;
 	r->mr_key = cpu_to_le32(rw->key);
 	r->iova = cpu_to_le64(mr->ibmr.iova);
@@ -155,19 +142,44 @@ static int qhca_wqe_reg_mr(const struct ib_send_wr *wr,
 	return 0;
 }
 
+/*
+ * Refused here, as at every post: an opcode that is none, BIND_MW (the
+ * kernel's verbs have no work request that describes a bind), inline data
+ * where no data goes out, and on a UD QP anything but a send, which its
+ * WQE, with an address vector in place of the remote address, cannot
+ * carry.  A connected QP's WQE can carry any opcode: one its type may not
+ * post goes to the device, which completes it with LOC_QP_OP_ERR, as it
+ * does for user space.
+ */
+static const struct qhca_wr_info *qhca_wr_check(const struct qhca_qp *qp,
+						const struct ib_send_wr *wr)
+{
+	const struct qhca_wr_info *info = qhca_wr_info(wr->opcode);
+
+	if (!info || wr->opcode == IB_WR_BIND_MW ||
+	    (wr->send_flags & ~QHCA_SEND_FLAGS) || wr->num_sge < 0)
+		return NULL;
+	if ((wr->send_flags & IB_SEND_INLINE) &&
+	    !(info->flags & QHCA_WR_F_INLINE))
+		return NULL;
+	if (qp->ibqp.qp_type == IB_QPT_UD &&
+	    !qhca_wr_allowed(wr->opcode, QHCA_QPT_UD))
+		return NULL;
+	return info;
+}
+
 static int qhca_build_send_wqe(struct qhca_qp *qp, const struct ib_send_wr *wr,
 			       struct qhca_sq_wqe *wqe)
 {
-	int opcode = qhca_wr_opcode(wr->opcode);
+	const struct qhca_wr_info *info = qhca_wr_check(qp, wr);
 	int err;
 
-	if (opcode < 0 || (wr->send_flags & ~QHCA_SEND_FLAGS) ||
-	    wr->num_sge < 0)
+	if (!info)
 		return -EINVAL;
 
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr_id = cpu_to_le64(wr->wr_id);
-	wqe->opcode = opcode;
+	wqe->opcode = wr->opcode;
 	if (wr->send_flags & IB_SEND_SIGNALED)
 		wqe->flags |= QHCA_WQE_F_SIGNALED;
 	if (wr->send_flags & IB_SEND_SOLICITED)
@@ -175,44 +187,25 @@ static int qhca_build_send_wqe(struct qhca_qp *qp, const struct ib_send_wr *wr,
 	if (wr->send_flags & IB_SEND_FENCE)
 		wqe->flags |= QHCA_WQE_F_FENCE;
 
-	switch (wr->opcode) {
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_SEND_WITH_IMM:
-		/* The bytes as posted, in network order. */
+	/* The bytes as posted, in network order. */
+	if (info->flags & QHCA_WR_F_IMM)
 		wqe->imm_data = wr->ex.imm_data;
-		break;
-	default:
-		break;
-	}
+	if (info->flags & QHCA_WR_F_INV)
+		wqe->rkey = cpu_to_le32(wr->ex.invalidate_rkey);
 
-	switch (wr->opcode) {
-	case IB_WR_REG_MR:
-		return qp->ibqp.qp_type == IB_QPT_UD ? -EINVAL :
-		       qhca_wqe_reg_mr(wr, wqe);
-	case IB_WR_LOCAL_INV:
-		if (qp->ibqp.qp_type == IB_QPT_UD ||
-		    wr->send_flags & IB_SEND_INLINE)
-			return -EINVAL;
-		wqe->rkey = cpu_to_le32(wr->ex.invalidate_rkey);
+	if (wr->opcode == IB_WR_REG_MR)
+		return qhca_wqe_reg_mr(wr, wqe);
+	/* LOCAL_INV: the key is all it needs. */
+	if (info->flags & QHCA_WR_F_LOCAL)
 		return 0;
-	case IB_WR_SEND_WITH_INV:
-		wqe->rkey = cpu_to_le32(wr->ex.invalidate_rkey);
-		break;
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ:
-		wqe->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
-		wqe->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
-		break;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	if (info->flags & QHCA_WR_F_ATOMIC) {
 		wqe->remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
 		wqe->rkey = cpu_to_le32(atomic_wr(wr)->rkey);
 		wqe->compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
 		wqe->swap = cpu_to_le64(atomic_wr(wr)->swap);
-		break;
-	default:
-		break;
+	} else if (info->flags & QHCA_WR_F_REMOTE_ADDR) {
+		wqe->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
+		wqe->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
 	}
 
 	static_assert(sizeof(struct qhca_sq_wqe_ud) == sizeof(*wqe));
@@ -222,14 +215,8 @@ static int qhca_build_send_wqe(struct qhca_qp *qp, const struct ib_send_wr *wr,
 			return err;
 	}
 
-	if (wr->send_flags & IB_SEND_INLINE) {
-		/* Only data that goes out can be inline. */
-		if (wr->opcode == IB_WR_RDMA_READ ||
-		    wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-		    wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-			return -EINVAL;
+	if (wr->send_flags & IB_SEND_INLINE)
 		return qhca_wqe_inline(qp, wr, wqe);
-	}
 
 	if (wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
