@@ -10,93 +10,80 @@
  */
 #include <errno.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "qhca.h"
 #include "qhca_ah.h"
-#include "qhca_db.h"
 #include "qhca_verbs.h"
 #include "qhca_wq.h"
 #include "qhca_wqe.h"
 
-static int qhca_set_send_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
-			     const struct ibv_send_wr *wr)
+/*
+ * The operands of wr that its opcode's row says the WQE carries: the
+ * ibv_send_wr keeps them in a union (wr.rdma or wr.atomic, imm_data or
+ * invalidate_rkey), so only those may be read.
+ */
+static void qhca_wr_operands_of(const struct ibv_send_wr *wr, uint16_t flags,
+				struct qhca_wr_operands *op)
 {
-	struct qhca_sge *sge = qhca_wqe_sges(wqe);
-	int err, i;
+	if (flags & QHCA_WR_F_ATOMIC) {
+		op->remote_addr = wr->wr.atomic.remote_addr;
+		op->rkey = wr->wr.atomic.rkey;
+		op->compare_add = wr->wr.atomic.compare_add;
+		op->swap = wr->wr.atomic.swap;
+	} else if (flags & QHCA_WR_F_REMOTE_ADDR) {
+		op->remote_addr = wr->wr.rdma.remote_addr;
+		op->rkey = wr->wr.rdma.rkey;
+	}
+	if (flags & QHCA_WR_F_INV)
+		op->rkey = wr->invalidate_rkey;
+	if (flags & QHCA_WR_F_IMM)
+		op->imm_data = wr->imm_data;
+}
 
-	if (wr->send_flags & ~QHCA_SEND_FLAGS || wr->num_sge < 0)
+/*
+ * A memory operation: nothing but its key or its bind, no data, so no
+ * SGEs and nothing inline.
+ */
+static int qhca_set_local_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
+			      const struct ibv_send_wr *wr, uint16_t flags)
+{
+	struct qhca_wr_operands op = {};
+
+	if (wr->send_flags & IBV_SEND_INLINE)
 		return EINVAL;
-
-	switch (wr->opcode) {
-	case IBV_WR_SEND:
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_SEND,
-			      wr->send_flags);
-		break;
-	case IBV_WR_SEND_WITH_IMM:
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_SEND_WITH_IMM,
-			      wr->send_flags);
-		wqe->imm_data = wr->imm_data;
-		break;
-	case IBV_WR_RDMA_WRITE:
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_RDMA_WRITE,
-			      wr->send_flags);
-		qhca_wqe_set_rdma(wqe, wr->wr.rdma.remote_addr,
-				  wr->wr.rdma.rkey);
-		break;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_RDMA_WRITE_WITH_IMM,
-			      wr->send_flags);
-		wqe->imm_data = wr->imm_data;
-		qhca_wqe_set_rdma(wqe, wr->wr.rdma.remote_addr,
-				  wr->wr.rdma.rkey);
-		break;
-	case IBV_WR_RDMA_READ:
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_RDMA_READ,
-			      wr->send_flags);
-		qhca_wqe_set_rdma(wqe, wr->wr.rdma.remote_addr,
-				  wr->wr.rdma.rkey);
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_ATOMIC_CMP_AND_SWP,
-			      wr->send_flags);
-		qhca_wqe_set_atomic(wqe, wr->wr.atomic.remote_addr,
-				    wr->wr.atomic.rkey,
-				    wr->wr.atomic.compare_add,
-				    wr->wr.atomic.swap);
-		break;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_ATOMIC_FETCH_AND_ADD,
-			      wr->send_flags);
-		qhca_wqe_set_atomic(wqe, wr->wr.atomic.remote_addr,
-				    wr->wr.atomic.rkey,
-				    wr->wr.atomic.compare_add, 0);
-		break;
-	case IBV_WR_SEND_WITH_INV:
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_SEND_WITH_INV,
-			      wr->send_flags);
-		wqe->rkey = htole32(wr->invalidate_rkey);
-		break;
-	case IBV_WR_LOCAL_INV:
-		/* Nothing but the key: no data, so no SGEs. */
-		if (wr->send_flags & IBV_SEND_INLINE)
+	/* Through the SQ: type 2 windows only (ibv_bind_mw: type 1). */
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		if (!wr->bind_mw.mw)
 			return EINVAL;
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_LOCAL_INV,
-			      wr->send_flags);
-		wqe->rkey = htole32(wr->invalidate_rkey);
-		return 0;
-	case IBV_WR_BIND_MW:
-		/* Through the SQ: type 2 windows only (ibv_bind_mw: type 1). */
-		if (wr->send_flags & IBV_SEND_INLINE || !wr->bind_mw.mw)
-			return EINVAL;
-		qhca_wqe_init(qp, wqe, wr->wr_id, QHCA_WR_BIND_MW,
-			      wr->send_flags);
+		qhca_wqe_init(qp, wqe, wr->wr_id, wr->opcode, wr->send_flags);
 		qhca_wqe_set_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
 				  &wr->bind_mw.bind_info);
 		return 0;
-	default:
-		return EINVAL;
 	}
+	qhca_wr_operands_of(wr, flags, &op);
+	qhca_wqe_build(qp, wqe, wr->wr_id, wr->opcode, wr->send_flags, &op);
+	return 0;
+}
+
+/*
+ * Whether the QP's type may post the opcode is the device's to say: it
+ * completes a WQE it may not with LOC_QP_OP_ERR, as the verbs want, so
+ * that ibv_post_send() fails only for what no QP could post.
+ */
+static int qhca_set_send_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
+			     const struct ibv_send_wr *wr)
+{
+	const struct qhca_wr_info *info = qhca_ibv_wr_info(wr->opcode);
+	struct qhca_wr_operands op = {};
+	int err, i;
+
+	if (!info || wr->send_flags & ~QHCA_SEND_FLAGS || wr->num_sge < 0)
+		return EINVAL;
+	if (info->flags & QHCA_WR_F_LOCAL)
+		return qhca_set_local_wqe(qp, wqe, wr, info->flags);
+
+	qhca_wr_operands_of(wr, info->flags, &op);
+	qhca_wqe_build(qp, wqe, wr->wr_id, wr->opcode, wr->send_flags, &op);
 
 	/*
 	 * UD: the address vector takes the place of the remote address and
@@ -121,7 +108,8 @@ static int qhca_set_send_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
 	 * Inline applies to the data we send; reads and atomics ignore it.
 	 * The bytes the SGEs describe are copied into the WQE.
 	 */
-	if (wr->send_flags & IBV_SEND_INLINE && qhca_wqe_may_inline(wqe)) {
+	if (wr->send_flags & IBV_SEND_INLINE &&
+	    info->flags & QHCA_WR_F_INLINE) {
 		wqe->flags |= QHCA_WQE_F_INLINE;
 		for (i = 0; i < wr->num_sge; i++) {
 			err = qhca_wqe_add_inline(qp, wqe,
@@ -132,14 +120,7 @@ static int qhca_set_send_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
 		}
 		return 0;
 	}
-
-	if ((uint32_t)wr->num_sge > qp->sq.max_sge)
-		return EINVAL;
-	for (i = 0; i < wr->num_sge; i++)
-		qhca_wqe_set_sge(&sge[i], wr->sg_list[i].addr,
-				 wr->sg_list[i].length, wr->sg_list[i].lkey);
-	wqe->num_sge = wr->num_sge;
-	return 0;
+	return qhca_wqe_set_sgl(qp, wqe, wr->sg_list, wr->num_sge);
 }
 
 int qhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -175,11 +156,8 @@ int qhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (err)
 		*bad_wr = wr;
 
-	if (pi != start) {
-		atomic_store_explicit(&sq->pi, pi, memory_order_release);
-		qhca_ring_db(to_qhca_ctx(ibqp->context), QHCA_DB_SQ,
-			     ibqp->qp_num, pi);
-	}
+	qhca_wq_publish(to_qhca_ctx(ibqp->context), sq, QHCA_DB_SQ,
+			ibqp->qp_num, start, pi);
 	pthread_spin_unlock(&sq->lock);
 	return err;
 }
@@ -189,11 +167,8 @@ int qhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 {
 	struct qhca_qp *qp = to_qhca_qp(ibqp);
 	struct qhca_wq *rq = &qp->rq;
-	struct qhca_rq_wqe *wqe;
-	struct qhca_sge *sge;
 	uint32_t pi, start;
 	int err = 0;
-	int i;
 
 	pthread_spin_lock(&rq->lock);
 	pi = atomic_load_explicit(&rq->pi, memory_order_relaxed);
@@ -216,25 +191,14 @@ int qhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			break;
 		}
 
-		wqe = qhca_wq_slot(rq, pi);
-		memset(wqe, 0, sizeof(*wqe));
-		wqe->wr_id = htole64(wr->wr_id);
-		wqe->num_sge = wr->num_sge;
-		sge = (struct qhca_sge *)(wqe + 1);
-		for (i = 0; i < wr->num_sge; i++)
-			qhca_wqe_set_sge(&sge[i], wr->sg_list[i].addr,
-					 wr->sg_list[i].length,
-					 wr->sg_list[i].lkey);
+		qhca_rq_wqe_set(qhca_wq_slot(rq, pi), wr);
 		pi++;
 	}
 	if (err)
 		*bad_wr = wr;
 
-	if (pi != start) {
-		atomic_store_explicit(&rq->pi, pi, memory_order_release);
-		qhca_ring_db(to_qhca_ctx(ibqp->context), QHCA_DB_RQ,
-			     ibqp->qp_num, pi);
-	}
+	qhca_wq_publish(to_qhca_ctx(ibqp->context), rq, QHCA_DB_RQ,
+			ibqp->qp_num, start, pi);
 	pthread_spin_unlock(&rq->lock);
 	return err;
 }

@@ -8,28 +8,18 @@
  * (qhca_wqe.h), and the ibv_wr_set_*() calls complete it.  Nothing reaches
  * the device until ibv_wr_complete(), which rings the doorbell once for
  * the whole batch.  The first error fails the batch: ibv_wr_complete()
- * returns it and posts nothing, as does ibv_wr_abort().
+ * returns it and posts nothing, as does ibv_wr_abort().  A QP offers the
+ * ibv_wr_<opcode>() calls of the opcodes its type may post, which the
+ * opcode table of qhca_hw.h says.
  */
 #include <errno.h>
 #include <stdint.h>
 
 #include "qhca.h"
 #include "qhca_ah.h"
-#include "qhca_db.h"
 #include "qhca_verbs.h"
 #include "qhca_wq.h"
 #include "qhca_wqe.h"
-
-#define QHCA_UD_SEND_OPS \
-	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define QHCA_UC_SEND_OPS \
-	(QHCA_UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE | \
-	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_BIND_MW | \
-	 IBV_QP_EX_WITH_LOCAL_INV)
-#define QHCA_RC_SEND_OPS \
-	(QHCA_UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ | \
-	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
 
 static inline struct qhca_qp *qhca_qp_of_ex(struct ibv_qp_ex *ibqp)
 {
@@ -59,11 +49,13 @@ static void qhca_wr_start(struct ibv_qp_ex *ibqp)
 		qp->wr.err = EINVAL;
 }
 
-/* Start a WQE in the next slot; NULL once the batch has failed. */
-static struct qhca_sq_wqe *qhca_wr_new(struct ibv_qp_ex *ibqp, uint8_t opcode)
+/*
+ * Take the next slot for a WQE, which the caller builds there; NULL once
+ * the batch has failed.
+ */
+static struct qhca_sq_wqe *qhca_wr_new(struct ibv_qp_ex *ibqp)
 {
 	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
-	struct qhca_sq_wqe *wqe;
 
 	if (qp->wr.err)
 		return NULL;
@@ -76,106 +68,107 @@ static struct qhca_sq_wqe *qhca_wr_new(struct ibv_qp_ex *ibqp, uint8_t opcode)
 		return NULL;
 	}
 
-	wqe = qhca_wq_slot(&qp->sq, qp->wr.pi++);
-	qhca_wqe_init(qp, wqe, ibqp->wr_id, opcode, ibqp->wr_flags);
-	qp->wr.cur = wqe;
-	return wqe;
+	qp->wr.cur = qhca_wq_slot(&qp->sq, qp->wr.pi++);
+	return qp->wr.cur;
+}
+
+/* A WQE of an opcode of the table with the operands it carries. */
+static void qhca_wr_op(struct ibv_qp_ex *ibqp, uint8_t opcode,
+		       const struct qhca_wr_operands *op)
+{
+	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp);
+
+	if (wqe)
+		qhca_wqe_build(qhca_qp_of_ex(ibqp), wqe, ibqp->wr_id, opcode,
+			       ibqp->wr_flags, op);
 }
 
 static void qhca_wr_send(struct ibv_qp_ex *ibqp)
 {
-	qhca_wr_new(ibqp, QHCA_WR_SEND);
+	qhca_wr_op(ibqp, QHCA_WR_SEND, &(struct qhca_wr_operands){});
 }
 
 static void qhca_wr_send_imm(struct ibv_qp_ex *ibqp, __be32 imm_data)
 {
-	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_SEND_WITH_IMM);
-
-	if (wqe)
-		wqe->imm_data = imm_data;
+	qhca_wr_op(ibqp, QHCA_WR_SEND_WITH_IMM,
+		   &(struct qhca_wr_operands){ .imm_data = imm_data });
 }
 
 static void qhca_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 {
-	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_SEND_WITH_INV);
-
-	if (wqe)
-		wqe->rkey = htole32(invalidate_rkey);
+	qhca_wr_op(ibqp, QHCA_WR_SEND_WITH_INV,
+		   &(struct qhca_wr_operands){ .rkey = invalidate_rkey });
 }
 
 /* Memory operations carry no data: the SGE setters must not follow. */
 static void qhca_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 {
-	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_LOCAL_INV);
-
-	if (wqe)
-		wqe->rkey = htole32(invalidate_rkey);
+	qhca_wr_op(ibqp, QHCA_WR_LOCAL_INV,
+		   &(struct qhca_wr_operands){ .rkey = invalidate_rkey });
 }
 
 static void qhca_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 			    uint32_t rkey,
 			    const struct ibv_mw_bind_info *bind_info)
 {
+	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
 	struct qhca_sq_wqe *wqe;
 
 	if (!mw || !bind_info) {
-		qhca_wr_fail(qhca_qp_of_ex(ibqp), EINVAL);
+		qhca_wr_fail(qp, EINVAL);
 		return;
 	}
-	wqe = qhca_wr_new(ibqp, QHCA_WR_BIND_MW);
-	if (wqe)
+	wqe = qhca_wr_new(ibqp);
+	if (wqe) {
+		qhca_wqe_init(qp, wqe, ibqp->wr_id, QHCA_WR_BIND_MW,
+			      ibqp->wr_flags);
 		qhca_wqe_set_bind(wqe, mw, rkey, bind_info);
+	}
 }
 
 static void qhca_wr_rdma_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
 			       uint64_t remote_addr)
 {
-	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_RDMA_WRITE);
-
-	if (wqe)
-		qhca_wqe_set_rdma(wqe, remote_addr, rkey);
+	qhca_wr_op(ibqp, QHCA_WR_RDMA_WRITE,
+		   &(struct qhca_wr_operands){ .remote_addr = remote_addr,
+					       .rkey = rkey });
 }
 
 static void qhca_wr_rdma_write_imm(struct ibv_qp_ex *ibqp, uint32_t rkey,
 				   uint64_t remote_addr, __be32 imm_data)
 {
-	struct qhca_sq_wqe *wqe;
-
-	wqe = qhca_wr_new(ibqp, QHCA_WR_RDMA_WRITE_WITH_IMM);
-	if (wqe) {
-		qhca_wqe_set_rdma(wqe, remote_addr, rkey);
-		wqe->imm_data = imm_data;
-	}
+	qhca_wr_op(ibqp, QHCA_WR_RDMA_WRITE_WITH_IMM,
+		   &(struct qhca_wr_operands){ .remote_addr = remote_addr,
+					       .rkey = rkey,
+					       .imm_data = imm_data });
 }
 
 static void qhca_wr_rdma_read(struct ibv_qp_ex *ibqp, uint32_t rkey,
 			      uint64_t remote_addr)
 {
-	struct qhca_sq_wqe *wqe = qhca_wr_new(ibqp, QHCA_WR_RDMA_READ);
-
-	if (wqe)
-		qhca_wqe_set_rdma(wqe, remote_addr, rkey);
+	qhca_wr_op(ibqp, QHCA_WR_RDMA_READ,
+		   &(struct qhca_wr_operands){ .remote_addr = remote_addr,
+					       .rkey = rkey });
 }
 
 static void qhca_wr_atomic_cmp_swp(struct ibv_qp_ex *ibqp, uint32_t rkey,
 				   uint64_t remote_addr, uint64_t compare,
 				   uint64_t swap)
 {
-	struct qhca_sq_wqe *wqe;
-
-	wqe = qhca_wr_new(ibqp, QHCA_WR_ATOMIC_CMP_AND_SWP);
-	if (wqe)
-		qhca_wqe_set_atomic(wqe, remote_addr, rkey, compare, swap);
+	qhca_wr_op(ibqp, QHCA_WR_ATOMIC_CMP_AND_SWP,
+		   &(struct qhca_wr_operands){ .remote_addr = remote_addr,
+					       .rkey = rkey,
+					       .compare_add = compare,
+					       .swap = swap });
 }
 
 static void qhca_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 				     uint64_t remote_addr, uint64_t add)
 {
-	struct qhca_sq_wqe *wqe;
-
-	wqe = qhca_wr_new(ibqp, QHCA_WR_ATOMIC_FETCH_AND_ADD);
-	if (wqe)
-		qhca_wqe_set_atomic(wqe, remote_addr, rkey, add, 0);
+	qhca_wr_op(ibqp, QHCA_WR_ATOMIC_FETCH_AND_ADD,
+		   &(struct qhca_wr_operands){ .remote_addr = remote_addr,
+					       .rkey = rkey,
+					       .compare_add = add });
 }
 
 /* The WQE the ibv_wr_set_*() call completes; NULL after an error. */
@@ -233,21 +226,15 @@ static void qhca_wr_set_sge_list(struct ibv_qp_ex *ibqp, size_t num_sge,
 {
 	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
 	struct qhca_sq_wqe *wqe = qhca_wr_cur(qp);
-	struct qhca_sge *sge;
-	size_t i;
+
+	int err;
 
 	if (!wqe)
 		return;
-	if (num_sge > qp->sq.max_sge) {
-		qhca_wr_fail(qp, EINVAL);
-		return;
-	}
 	qhca_wr_clear_data(wqe);
-	sge = qhca_wqe_sges(wqe);
-	for (i = 0; i < num_sge; i++)
-		qhca_wqe_set_sge(&sge[i], sg_list[i].addr, sg_list[i].length,
-				 sg_list[i].lkey);
-	wqe->num_sge = num_sge;
+	err = qhca_wqe_set_sgl(qp, wqe, sg_list, num_sge);
+	if (err)
+		qhca_wr_fail(qp, err);
 }
 
 static void qhca_wr_set_sge(struct ibv_qp_ex *ibqp, uint32_t lkey,
@@ -269,8 +256,8 @@ static void qhca_wr_set_inline_data_list(struct ibv_qp_ex *ibqp,
 
 	if (!wqe)
 		return;
-	/* Reads and atomics have no local data to send. */
-	if (!qhca_wqe_may_inline(wqe)) {
+	/* Reads, atomics and memory operations send no local data. */
+	if (!(qhca_wr_info(wqe->opcode)->flags & QHCA_WR_F_INLINE)) {
 		qhca_wr_fail(qp, EINVAL);
 		return;
 	}
@@ -300,12 +287,10 @@ static int qhca_wr_complete(struct ibv_qp_ex *ibqp)
 	int err = qp->wr.err;
 
 	/* On error the slots are simply not published: nothing is posted. */
-	if (!err && qp->wr.pi != qp->wr.start) {
-		atomic_store_explicit(&qp->sq.pi, qp->wr.pi,
-				      memory_order_release);
-		qhca_ring_db(to_qhca_ctx(ibqp->qp_base.context), QHCA_DB_SQ,
-			     ibqp->qp_base.qp_num, qp->wr.pi);
-	}
+	if (!err)
+		qhca_wq_publish(to_qhca_ctx(ibqp->qp_base.context), &qp->sq,
+				QHCA_DB_SQ, ibqp->qp_base.qp_num, qp->wr.start,
+				qp->wr.pi);
 	qp->wr.cur = NULL;
 	pthread_spin_unlock(&qp->sq.lock);
 	return err;
@@ -319,19 +304,19 @@ static void qhca_wr_abort(struct ibv_qp_ex *ibqp)
 	pthread_spin_unlock(&qp->sq.lock);
 }
 
+/*
+ * What the opcode table lets the QP type post, as IBV_QP_EX_WITH_* bits:
+ * the bit of an opcode is 1 << opcode (qhca_wqe.h asserts it).
+ */
 static uint64_t qhca_send_ops(enum ibv_qp_type type)
 {
-	switch (type) {
-	case IBV_QPT_RC:
-	case IBV_QPT_XRC_SEND:
-		return QHCA_RC_SEND_OPS;
-	case IBV_QPT_UC:
-		return QHCA_UC_SEND_OPS;
-	case IBV_QPT_UD:
-		return QHCA_UD_SEND_OPS;
-	default:
-		return 0;
-	}
+	uint64_t ops = 0;
+	unsigned int op;
+
+	for (op = 0; op < QHCA_IBV_WR_OPCODE_NUM; op++)
+		if (qhca_wr_allowed(op, type))
+			ops |= 1ULL << op;
+	return ops;
 }
 
 /* Every operation the QP's type allows, whatever subset was asked for. */
@@ -342,23 +327,26 @@ static void qhca_qp_ex_set_ops(struct ibv_qp_ex *qpx, enum ibv_qp_type type)
 	qpx->wr_start = qhca_wr_start;
 	qpx->wr_complete = qhca_wr_complete;
 	qpx->wr_abort = qhca_wr_abort;
-	qpx->wr_send = qhca_wr_send;
-	qpx->wr_send_imm = qhca_wr_send_imm;
-	if (ops & IBV_QP_EX_WITH_RDMA_WRITE) {
-		qpx->wr_rdma_write = qhca_wr_rdma_write;
-		qpx->wr_rdma_write_imm = qhca_wr_rdma_write_imm;
-	}
-	if (ops & IBV_QP_EX_WITH_BIND_MW) {
-		qpx->wr_bind_mw = qhca_wr_bind_mw;
-		qpx->wr_local_inv = qhca_wr_local_inv;
-	}
+	if (ops & IBV_QP_EX_WITH_SEND)
+		qpx->wr_send = qhca_wr_send;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_IMM)
+		qpx->wr_send_imm = qhca_wr_send_imm;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
 		qpx->wr_send_inv = qhca_wr_send_inv;
-	if (ops & IBV_QP_EX_WITH_RDMA_READ) {
+	if (ops & IBV_QP_EX_WITH_RDMA_WRITE)
+		qpx->wr_rdma_write = qhca_wr_rdma_write;
+	if (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		qpx->wr_rdma_write_imm = qhca_wr_rdma_write_imm;
+	if (ops & IBV_QP_EX_WITH_RDMA_READ)
 		qpx->wr_rdma_read = qhca_wr_rdma_read;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
 		qpx->wr_atomic_cmp_swp = qhca_wr_atomic_cmp_swp;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		qpx->wr_atomic_fetch_add = qhca_wr_atomic_fetch_add;
-	}
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		qpx->wr_local_inv = qhca_wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		qpx->wr_bind_mw = qhca_wr_bind_mw;
 	if (type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = qhca_wr_set_ud_addr;
 	if (type == IBV_QPT_XRC_SEND)

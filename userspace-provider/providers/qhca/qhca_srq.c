@@ -18,6 +18,7 @@
 #include "qhca_srq.h"
 #include "qhca_verbs.h"
 #include "qhca_wq.h"
+#include "qhca_wqe.h"
 
 /* As qhca_check_wq() does for an RQ: the layout must fit the mapping. */
 static int qhca_check_srq_resp(struct qhca_context *ctx,
@@ -168,10 +169,8 @@ int qhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 {
 	struct qhca_srq *srq = to_qhca_srq(ibsrq);
 	struct qhca_rq_wqe *wqe;
-	struct qhca_sge *sge;
 	uint32_t pi, start;
 	int err = 0;
-	int i;
 
 	pthread_spin_lock(&srq->lock);
 	start = pi = srq->pi;
@@ -187,15 +186,7 @@ int qhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 
 		wqe = (struct qhca_rq_wqe *)((uint8_t *)srq->ring +
 			(size_t)(pi & (srq->depth - 1)) * srq->stride);
-		memset(wqe, 0, sizeof(*wqe));
-		wqe->wr_id = htole64(wr->wr_id);
-		wqe->num_sge = wr->num_sge;
-		sge = (struct qhca_sge *)(wqe + 1);
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = htole64(wr->sg_list[i].addr);
-			sge[i].length = htole32(wr->sg_list[i].length);
-			sge[i].lkey = htole32(wr->sg_list[i].lkey);
-		}
+		qhca_rq_wqe_set(wqe, wr);
 		pi++;
 	}
 	if (err)

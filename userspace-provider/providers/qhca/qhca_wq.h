@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "qhca.h"
-
+#include "qhca_db.h"
 
 static inline void *qhca_wq_slot(struct qhca_wq *wq, uint32_t idx)
 {
@@ -43,6 +43,21 @@ static inline bool qhca_wq_complete(struct qhca_wq *wq, uint16_t wqe_idx)
 		return false;
 	atomic_store_explicit(&wq->ci, ci + done + 1, memory_order_release);
 	return true;
+}
+
+/*
+ * Hand the WQEs from start to pi to the device, if any: the index is
+ * published for the pollers, then the doorbell at db rings for queue qn.
+ * Called with wq->lock held.
+ */
+static inline void qhca_wq_publish(struct qhca_context *ctx,
+				   struct qhca_wq *wq, uint32_t db,
+				   uint32_t qn, uint32_t start, uint32_t pi)
+{
+	if (pi == start)
+		return;
+	atomic_store_explicit(&wq->pi, pi, memory_order_release);
+	qhca_ring_db(ctx, db, qn, pi);
 }
 
 /* After the QP went to RESET the device starts both rings over at 0. */

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * Building send WQEs field by field, shared by ibv_post_send()
+ * Building WQEs field by field: send WQEs, shared by ibv_post_send()
  * (qhca_post.c) and the ibv_wr_* API (qhca_qp_ex.c), so that both write
- * exactly the same entries.
+ * exactly the same entries, and receive WQEs, shared by the RQ and the SRQ.
+ * What a send WQE carries is its opcode's row of the table in qhca_hw.h.
  */
 #ifndef QHCA_WQE_H
 #define QHCA_WQE_H
 
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,10 +19,67 @@
 #include "qhca.h"
 #include "qhca_hw.h"
 
+/*
+ * The device's opcode values are those of the verbs, and the table in
+ * qhca_hw.h is indexed by them: an ibv_wr_opcode is a QHCA_WR_* opcode,
+ * its IBV_QP_EX_WITH_* bit is 1 << opcode, and an ibv_qp_type is a
+ * QHCA_QPT_* type, with no translation anywhere in the provider.  (The
+ * enums are of two kinds: they are compared as the numbers they are.)
+ */
+#define QHCA_ASSERT_WR(op) \
+	static_assert((int)IBV_WR_##op == (int)QHCA_WR_##op && \
+		      IBV_QP_EX_WITH_##op == 1ULL << QHCA_WR_##op, \
+		      "IBV_WR_" #op " is not QHCA_WR_" #op)
+QHCA_ASSERT_WR(RDMA_WRITE);
+QHCA_ASSERT_WR(RDMA_WRITE_WITH_IMM);
+QHCA_ASSERT_WR(SEND);
+QHCA_ASSERT_WR(SEND_WITH_IMM);
+QHCA_ASSERT_WR(RDMA_READ);
+QHCA_ASSERT_WR(ATOMIC_CMP_AND_SWP);
+QHCA_ASSERT_WR(ATOMIC_FETCH_AND_ADD);
+QHCA_ASSERT_WR(LOCAL_INV);
+QHCA_ASSERT_WR(BIND_MW);
+QHCA_ASSERT_WR(SEND_WITH_INV);
+#undef QHCA_ASSERT_WR
+static_assert((int)IBV_QPT_RC == (int)QHCA_QPT_RC &&
+	      (int)IBV_QPT_UC == (int)QHCA_QPT_UC &&
+	      (int)IBV_QPT_UD == (int)QHCA_QPT_UD &&
+	      (int)IBV_QPT_XRC_SEND == (int)QHCA_QPT_XRC_INI &&
+	      (int)IBV_QPT_XRC_RECV == (int)QHCA_QPT_XRC_TGT,
+	      "ibv_qp_type is not the device's QP type");
+
+/*
+ * The opcodes user space posts: those of enum ibv_wr_opcode up to
+ * SEND_WITH_INV.  REG_MR (fast registration) is the kernel's.
+ */
+#define QHCA_IBV_WR_OPCODE_NUM		(IBV_WR_SEND_WITH_INV + 1)
+
+/* The row of an opcode posted from user space, or NULL. */
+static inline const struct qhca_wr_info *qhca_ibv_wr_info(unsigned int opcode)
+{
+	if (opcode >= QHCA_IBV_WR_OPCODE_NUM)
+		return NULL;
+	return qhca_wr_info(opcode);
+}
+
 /* The ibv_send_flags a send WQE can carry. */
 #define QHCA_SEND_FLAGS \
 	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
 	 IBV_SEND_INLINE)
+
+/*
+ * The operands of a send work request, as ibv_post_send() and the
+ * ibv_wr_<opcode>() calls give them.  Which of them the WQE carries is
+ * the opcode's row of the table: QHCA_WR_F_IMM, QHCA_WR_F_INV,
+ * QHCA_WR_F_REMOTE_ADDR, QHCA_WR_F_ATOMIC.
+ */
+struct qhca_wr_operands {
+	uint64_t remote_addr;
+	uint32_t rkey;			/* the remote key, or the one to invalidate */
+	__be32 imm_data;
+	uint64_t compare_add;		/* the value to add for FETCH_AND_ADD */
+	uint64_t swap;
+};
 
 /*
  * Start a WQE in its slot.  The slot may hold an old WQE: reserved fields
@@ -42,47 +101,70 @@ static inline void qhca_wqe_init(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
 		wqe->flags |= QHCA_WQE_F_FENCE;
 }
 
-static inline void qhca_wqe_set_rdma(struct qhca_sq_wqe *wqe,
-				     uint64_t remote_addr, uint32_t rkey)
+/*
+ * Start the WQE of an opcode of the table (not BIND_MW, whose WQE has a
+ * layout of its own: qhca_wqe_set_bind()) with the operands it carries.
+ */
+static inline void qhca_wqe_build(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
+				  uint64_t wr_id, uint8_t opcode,
+				  unsigned int send_flags,
+				  const struct qhca_wr_operands *op)
 {
-	wqe->remote_addr = htole64(remote_addr);
-	wqe->rkey = htole32(rkey);
+	uint16_t flags = qhca_wr_info(opcode)->flags;
+
+	qhca_wqe_init(qp, wqe, wr_id, opcode, send_flags);
+	if (flags & QHCA_WR_F_IMM)
+		wqe->imm_data = op->imm_data;
+	if (flags & (QHCA_WR_F_REMOTE_ADDR | QHCA_WR_F_INV))
+		wqe->rkey = htole32(op->rkey);
+	if (flags & QHCA_WR_F_REMOTE_ADDR)
+		wqe->remote_addr = htole64(op->remote_addr);
+	if (flags & QHCA_WR_F_ATOMIC) {
+		wqe->compare_add = htole64(op->compare_add);
+		wqe->swap = htole64(op->swap);
+	}
 }
 
-/* compare_add is the value to add for FETCH_AND_ADD; swap is unused there. */
-static inline void qhca_wqe_set_atomic(struct qhca_sq_wqe *wqe,
-				       uint64_t remote_addr, uint32_t rkey,
-				       uint64_t compare_add, uint64_t swap)
+/* Write n SGEs, of a send or a receive WQE, in the device's byte order. */
+static inline void qhca_sgl_set(struct qhca_sge *dst,
+				const struct ibv_sge *src, size_t n)
 {
-	qhca_wqe_set_rdma(wqe, remote_addr, rkey);
-	wqe->compare_add = htole64(compare_add);
-	wqe->swap = htole64(swap);
-}
+	size_t i;
 
-/* Opcodes whose data may be inline: those that send local data. */
-static inline bool qhca_wqe_may_inline(const struct qhca_sq_wqe *wqe)
-{
-	return wqe->opcode == QHCA_WR_SEND ||
-	       wqe->opcode == QHCA_WR_SEND_WITH_IMM ||
-	       wqe->opcode == QHCA_WR_RDMA_WRITE ||
-	       wqe->opcode == QHCA_WR_RDMA_WRITE_WITH_IMM;
-}
-
-static inline void qhca_wqe_set_sge(struct qhca_sge *dst, uint64_t addr,
-				    uint32_t length, uint32_t lkey)
-{
-	dst->addr = htole64(addr);
-	dst->length = htole32(length);
-	dst->lkey = htole32(lkey);
+	for (i = 0; i < n; i++) {
+		dst[i].addr = htole64(src[i].addr);
+		dst[i].length = htole32(src[i].length);
+		dst[i].lkey = htole32(src[i].lkey);
+	}
 }
 
 /*
- * The SGE array after the header.  The UD header (struct qhca_sq_wqe_ud)
- * has the same size, so this serves both.
+ * The send WQE's data as SGEs, which follow the header.  The UD header
+ * (struct qhca_sq_wqe_ud) has the same size, so this serves both.  EINVAL
+ * for more SGEs than the QP has.
  */
-static inline struct qhca_sge *qhca_wqe_sges(struct qhca_sq_wqe *wqe)
+static inline int qhca_wqe_set_sgl(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
+				   const struct ibv_sge *sg_list,
+				   size_t num_sge)
 {
-	return (struct qhca_sge *)(wqe + 1);
+	if (num_sge > qp->sq.max_sge)
+		return EINVAL;
+	qhca_sgl_set((struct qhca_sge *)(wqe + 1), sg_list, num_sge);
+	wqe->num_sge = num_sge;
+	return 0;
+}
+
+/*
+ * A receive WQE, of an RQ or an SRQ, whose num_sge the caller checked.
+ * The slot may hold an old WQE: reserved fields must read zero.
+ */
+static inline void qhca_rq_wqe_set(struct qhca_rq_wqe *wqe,
+				   const struct ibv_recv_wr *wr)
+{
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = htole64(wr->wr_id);
+	wqe->num_sge = wr->num_sge;
+	qhca_sgl_set((struct qhca_sge *)(wqe + 1), wr->sg_list, wr->num_sge);
 }
 
 /*
