@@ -261,7 +261,7 @@ static void qhca_cq_clean_locked(struct qhca_cq *cq, uint32_t qpn,
 		if (cq->discard[slot / 64] & bit || le32toh(cqe->qpn) != qpn)
 			continue;
 		/* Its SRQ slot is free again: the SRQ outlives it. */
-		if (srq && cqe->srqn && cqe->opcode & QHCA_WC_RECV)
+		if (srq && cqe->srqn && qhca_recv_cqe(cqe))
 			qhca_srq_complete(srq, le16toh(cqe->wqe_idx));
 		cq->discard[slot / 64] |= bit;
 	}

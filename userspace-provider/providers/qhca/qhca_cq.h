@@ -7,6 +7,7 @@
 #ifndef QHCA_CQ_H
 #define QHCA_CQ_H
 
+#include <assert.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -15,6 +16,67 @@
 #include <util/udma_barrier.h>
 
 #include "qhca.h"
+
+/*
+ * The CQE's opcode and status fields hold enum ibv_wc_opcode and enum
+ * ibv_wc_status values, and its immediate is in the byte order it was
+ * posted in: a CQE reads as a work completion without translation.
+ */
+#define QHCA_ASSERT_WC(name) \
+	static_assert((int)IBV_WC_##name == (int)QHCA_WC_##name, \
+		      "IBV_WC_" #name " is not QHCA_WC_" #name)
+QHCA_ASSERT_WC(SEND);
+QHCA_ASSERT_WC(RDMA_WRITE);
+QHCA_ASSERT_WC(RDMA_READ);
+QHCA_ASSERT_WC(COMP_SWAP);
+QHCA_ASSERT_WC(FETCH_ADD);
+QHCA_ASSERT_WC(BIND_MW);
+QHCA_ASSERT_WC(LOCAL_INV);
+QHCA_ASSERT_WC(RECV);
+QHCA_ASSERT_WC(RECV_RDMA_WITH_IMM);
+QHCA_ASSERT_WC(SUCCESS);
+QHCA_ASSERT_WC(LOC_LEN_ERR);
+QHCA_ASSERT_WC(LOC_QP_OP_ERR);
+QHCA_ASSERT_WC(LOC_PROT_ERR);
+QHCA_ASSERT_WC(WR_FLUSH_ERR);
+QHCA_ASSERT_WC(MW_BIND_ERR);
+QHCA_ASSERT_WC(BAD_RESP_ERR);
+QHCA_ASSERT_WC(LOC_ACCESS_ERR);
+QHCA_ASSERT_WC(REM_INV_REQ_ERR);
+QHCA_ASSERT_WC(REM_ACCESS_ERR);
+QHCA_ASSERT_WC(REM_OP_ERR);
+QHCA_ASSERT_WC(RETRY_EXC_ERR);
+QHCA_ASSERT_WC(RNR_RETRY_EXC_ERR);
+QHCA_ASSERT_WC(FATAL_ERR);
+QHCA_ASSERT_WC(GENERAL_ERR);
+#undef QHCA_ASSERT_WC
+
+/*
+ * Whether the CQE completes a receive WQE (of the RQ or an SRQ) rather
+ * than a send WQE: the receive opcodes have the bit of QHCA_WC_RECV, in
+ * error and flush CQEs too.
+ */
+static inline bool qhca_recv_cqe(const struct qhca_cqe *cqe)
+{
+	return cqe->opcode & QHCA_WC_RECV;
+}
+
+/*
+ * The ibv_wc_flags of a CQE.  imm_data holds the immediate or, with
+ * IBV_WC_WITH_INV, the rkey a SEND_WITH_INV invalidated: never both.
+ */
+static inline unsigned int qhca_cqe_wc_flags(const struct qhca_cqe *cqe)
+{
+	unsigned int flags = 0;
+
+	if (cqe->flags & QHCA_CQE_F_IMM)
+		flags |= IBV_WC_WITH_IMM;
+	else if (cqe->flags & QHCA_CQE_F_INV)
+		flags |= IBV_WC_WITH_INV;
+	if (cqe->flags & QHCA_CQE_F_GRH)
+		flags |= IBV_WC_GRH;
+	return flags;
+}
 
 static inline const struct qhca_cqe *qhca_cq_entry(struct qhca_cq *cq,
 						    uint32_t idx)

@@ -112,7 +112,7 @@ static void qhca_end_poll(struct ibv_cq_ex *ibcq)
 	pthread_spin_unlock(&cq->lock);
 }
 
-/* The CQE's opcode and status fields hold the ibv_wc values. */
+/* The CQE's opcode and status fields hold the ibv_wc values (qhca_cq.h). */
 static enum ibv_wc_opcode qhca_read_opcode(struct ibv_cq_ex *ibcq)
 {
 	return qhca_cur_cqe(ibcq)->opcode;
@@ -145,19 +145,10 @@ static uint32_t qhca_read_src_qp(struct ibv_cq_ex *ibcq)
 	return le32toh(qhca_cur_cqe(ibcq)->src_qp);
 }
 
+/* The invalidated rkey is read with read_imm_data (be32). */
 static unsigned int qhca_read_wc_flags(struct ibv_cq_ex *ibcq)
 {
-	const struct qhca_cqe *cqe = qhca_cur_cqe(ibcq);
-	unsigned int flags = 0;
-
-	if (cqe->flags & QHCA_CQE_F_IMM)
-		flags |= IBV_WC_WITH_IMM;
-	if (cqe->flags & QHCA_CQE_F_GRH)
-		flags |= IBV_WC_GRH;
-	/* The invalidated rkey is read with read_imm_data (be32). */
-	if (cqe->flags & QHCA_CQE_F_INV)
-		flags |= IBV_WC_WITH_INV;
-	return flags;
+	return qhca_cqe_wc_flags(qhca_cur_cqe(ibcq));
 }
 
 static uint32_t qhca_read_slid(struct ibv_cq_ex *ibcq)

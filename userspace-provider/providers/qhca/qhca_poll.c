@@ -2,9 +2,8 @@
 /*
  * libqhca: polling a completion queue, without a system call.
  *
- * The device's CQE already speaks ibv_wc: its opcode and status fields
- * hold enum ibv_wc_opcode and enum ibv_wc_status values, and its immediate
- * is in the byte order it was posted in, as ibv_wc wants it.
+ * The device's CQE already speaks ibv_wc (qhca_cq.h): a work completion
+ * is its fields in host byte order.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -58,7 +57,7 @@ static bool qhca_xrc_cqe_free(struct qhca_cq *cq, const struct qhca_cqe *cqe)
 void qhca_cqe_free_wqes(struct qhca_cq *cq, const struct qhca_cqe *cqe)
 {
 	uint32_t qpn = le32toh(cqe->qpn);
-	bool recv = cqe->opcode & QHCA_WC_RECV;
+	bool recv = qhca_recv_cqe(cqe);
 	struct qhca_qp *qp;
 
 	/* An XRC receive names the TGT QP, maybe another process's. */
@@ -104,19 +103,11 @@ static void qhca_cqe_to_wc(const struct qhca_cqe *cqe, struct ibv_wc *wc)
 	wc->sl = cqe->sl;
 	wc->pkey_index = le16toh(cqe->pkey_index);
 	wc->dlid_path_bits = cqe->dlid_path_bits;
-	if (cqe->flags & QHCA_CQE_F_IMM) {
-		wc->wc_flags = IBV_WC_WITH_IMM;
-		wc->imm_data = cqe->imm_data;
-	} else if (cqe->flags & QHCA_CQE_F_INV) {
-		/* SEND_WITH_INV: the rkey it invalidated, in host order. */
-		wc->wc_flags = IBV_WC_WITH_INV;
+	wc->wc_flags = qhca_cqe_wc_flags(cqe);
+	wc->imm_data = wc->wc_flags & IBV_WC_WITH_IMM ? cqe->imm_data : 0;
+	/* SEND_WITH_INV: the rkey it invalidated, in host order. */
+	if (wc->wc_flags & IBV_WC_WITH_INV)
 		wc->invalidated_rkey = be32toh(cqe->imm_data);
-	} else {
-		wc->wc_flags = 0;
-		wc->imm_data = 0;
-	}
-	if (cqe->flags & QHCA_CQE_F_GRH)
-		wc->wc_flags |= IBV_WC_GRH;
 }
 
 /*
