@@ -130,13 +130,29 @@ typedef struct QhcaAv {
     uint8_t sgid_index;
 } QhcaAv;
 
-/* A send WQE the requester has taken from the SQ ring. */
+/* BIND_MW and REG_MR: what the memory operation does (qhca-mw.c). */
+typedef struct QhcaMemOp {
+    uint64_t length;            /* of the window or of the registration */
+    uint64_t pbl_addr;          /* REG_MR: its page list */
+    uint32_t mr_lkey;           /* BIND_MW: the MR, or QHCA_BIND_NO_MR */
+    uint32_t npages;            /* REG_MR */
+    uint8_t access;
+    uint8_t mw_type;            /* BIND_MW: QHCA_MW_TYPE_* */
+    uint8_t page_shift;         /* REG_MR */
+} QhcaMemOp;
+
+/*
+ * A send WQE, read from the SQ ring and checked once (qhca-wqe.c); the
+ * requester keeps it in its window until it completes.
+ */
 typedef struct QhcaSwqe {
+    const struct qhca_wr_info *info;    /* its opcode's row, never NULL */
     uint64_t wr_id;
-    uint64_t remote_addr;
+    uint64_t remote_addr;       /* BIND_MW: window start; REG_MR: iova */
     uint64_t compare_add;
     uint64_t swap;
     uint32_t imm;
+    /* The remote key; INV: the key to invalidate; BIND_MW, REG_MR: new */
     uint32_t rkey;
     uint32_t length;            /* message bytes */
     uint32_t first_psn;
@@ -151,11 +167,7 @@ typedef struct QhcaSwqe {
     bool started;               /* has its PSNs */
     bool done;                  /* response in, or failed */
     QhcaAv av;                  /* UD */
-    /* BIND_MW: MR lkey, access, type; REG_MR: npages, access, page_shift */
-    uint32_t local_key;
-    uint32_t npages;
-    uint8_t local_access;
-    uint8_t local_arg;
+    QhcaMemOp mem;              /* BIND_MW, REG_MR */
     QhcaSge sge[QHCA_MAX_SGE];
 } QhcaSwqe;
 
@@ -182,7 +194,7 @@ typedef struct QhcaRequester {
     int64_t deadline;           /* of the timer, QEMU_CLOCK_VIRTUAL ns */
 } QhcaRequester;
 
-/* A receive WQE the responder is filling. */
+/* A receive WQE, read once (qhca-wqe.c), that the responder is filling. */
 typedef struct QhcaRwqe {
     uint64_t wr_id;
     uint16_t idx;

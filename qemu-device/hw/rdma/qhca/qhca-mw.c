@@ -7,8 +7,8 @@
  * bounds, so the copy itself is the MR's.  Binding, local invalidation
  * and fast registration are send WQEs that never go on the wire: the
  * requester runs them in SQ order when their turn comes
- * (qhca_local_exec()), after checking their fields when it takes them
- * (qhca_local_check()).
+ * (qhca_local_exec()), their fields checked when it took them
+ * (qhca_swqe_read()).
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
@@ -167,103 +167,17 @@ bool qhca_invalidate(QhcaState *s, uint32_t pdn, uint32_t key)
     return true;
 }
 
-static bool qhca_wr_is_local(uint8_t op)
-{
-    return op == QHCA_WR_LOCAL_INV || op == QHCA_WR_BIND_MW ||
-           op == QHCA_WR_REG_MR;
-}
-
-/*
- * Check the fields of a LOCAL_INV, BIND_MW or REG_MR WQE that need no
- * table; the objects are checked when it runs.  SUCCESS for other
- * opcodes.
- */
-uint8_t qhca_local_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
-                         const struct qhca_sq_wqe *h, const char **why)
-{
-    struct qhca_sq_wqe_bind b;
-    struct qhca_sq_wqe_reg_mr r;
-
-    if (!qhca_wr_is_local(h->opcode)) {
-        return QHCA_WC_SUCCESS;
-    }
-    if (qp->type == QHCA_QPT_UD) {
-        *why = "UD has no memory operations";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    if (h->num_sge || (h->flags & QHCA_WQE_F_INLINE) || h->rsvd0) {
-        *why = "memory operation with data";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    w->length = 0;
-    w->num_sge = 0;
-    switch (h->opcode) {
-    case QHCA_WR_LOCAL_INV:
-        if (h->imm_data || h->remote_addr || h->inline_len ||
-            h->compare_add || h->swap || h->rsvd1[0] || h->rsvd1[1] ||
-            h->rsvd1[2]) {
-            *why = "LOCAL_INV reserved field set";
-            return QHCA_WC_LOC_QP_OP_ERR;
-        }
-        return QHCA_WC_SUCCESS;
-    case QHCA_WR_BIND_MW:
-        if (!s->params.max_mws) {
-            *why = "no memory windows";
-            return QHCA_WC_LOC_QP_OP_ERR;
-        }
-        QEMU_BUILD_BUG_ON(sizeof(b) != sizeof(*h));
-        memcpy(&b, h, sizeof(b));
-        if (b.rsvd1 || b.rsvd2 || b.rsvd3[1] || b.rsvd3[2] || b.rsvd3[3] ||
-            (b.access & ~(QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_READ |
-                          QHCA_ACCESS_REMOTE_ATOMIC)) ||
-            (b.mw_type != QHCA_MW_TYPE_1 && b.mw_type != QHCA_MW_TYPE_2)) {
-            *why = "BIND_MW reserved field, access or type";
-            return QHCA_WC_LOC_QP_OP_ERR;
-        }
-        w->rkey = le32_to_cpu(b.mw_key);
-        w->remote_addr = le64_to_cpu(b.addr);
-        w->compare_add = le64_to_cpu(b.length);
-        w->local_key = le32_to_cpu(b.mr_lkey);
-        w->local_access = b.access;
-        w->local_arg = b.mw_type;
-        return QHCA_WC_SUCCESS;
-    default:
-        memcpy(&r, h, sizeof(r));
-        QEMU_BUILD_BUG_ON(sizeof(r) != sizeof(*h));
-        if (r.rsvd1 || r.rsvd2[1] || r.rsvd2[2] || r.rsvd2[3] ||
-            (r.access & ~QHCA_ACCESS_ALL) ||
-            ((r.access & (QHCA_ACCESS_REMOTE_WRITE |
-                          QHCA_ACCESS_REMOTE_ATOMIC)) &&
-             !(r.access & QHCA_ACCESS_LOCAL_WRITE)) ||
-            r.page_shift < QHCA_MR_MIN_PAGE_SHIFT ||
-            r.page_shift > QHCA_MR_MAX_PAGE_SHIFT ||
-            !r.npages || le32_to_cpu(r.npages) > QHCA_FAST_REG_MAX_PAGES ||
-            !r.length || le64_to_cpu(r.length) > QHCA_MAX_MR_SIZE ||
-            (le64_to_cpu(r.pbl_addr) & 7)) {
-            *why = "REG_MR reserved field, access or range";
-            return QHCA_WC_LOC_QP_OP_ERR;
-        }
-        w->rkey = le32_to_cpu(r.mr_key);
-        w->remote_addr = le64_to_cpu(r.iova);
-        w->compare_add = le64_to_cpu(r.length);
-        w->swap = le64_to_cpu(r.pbl_addr);
-        w->npages = le32_to_cpu(r.npages);
-        w->local_access = r.access;
-        w->local_arg = r.page_shift;
-        return QHCA_WC_SUCCESS;
-    }
-}
-
 static uint8_t qhca_local_bind(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
                                const char **why)
 {
-    uint64_t addr = w->remote_addr, len = w->compare_add;
-    uint32_t index = QHCA_FIELD_GET(QHCA_MKEY_INDEX, w->local_key);
+    uint64_t addr = w->remote_addr, len = w->mem.length;
+    uint32_t mr_lkey = w->mem.mr_lkey;
+    uint32_t index = QHCA_FIELD_GET(QHCA_MKEY_INDEX, mr_lkey);
     uint8_t need = 0;
     QhcaMw *mw = qhca_mw_by_key(s, w->rkey);
     QhcaMr *mr = NULL;
 
-    if (!mw || mw->type != w->local_arg || mw->pdn != qp->pdn) {
+    if (!mw || mw->type != w->mem.mw_type || mw->pdn != qp->pdn) {
         *why = "no such window of this type and PD";
         return QHCA_WC_MW_BIND_ERR;
     }
@@ -271,7 +185,7 @@ static uint8_t qhca_local_bind(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
         *why = "type 2 window already bound";
         return QHCA_WC_MW_BIND_ERR;
     }
-    if (w->local_key == QHCA_BIND_NO_MR) {
+    if (mr_lkey == QHCA_BIND_NO_MR) {
         /* A window of no bytes, in no MR. */
         if (len) {
             *why = "bind to no MR with a length";
@@ -279,12 +193,12 @@ static uint8_t qhca_local_bind(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
         }
         goto bind;
     }
-    if ((w->local_key & QHCA_MKEY_MW) || !qhca_table_live(&s->mrs, index)) {
+    if ((mr_lkey & QHCA_MKEY_MW) || !qhca_table_live(&s->mrs, index)) {
         *why = "no such MR";
         return QHCA_WC_MW_BIND_ERR;
     }
     mr = s->mr[index];
-    if (mr->key != QHCA_FIELD_GET(QHCA_MKEY_KEY, w->local_key) ||
+    if (mr->key != QHCA_FIELD_GET(QHCA_MKEY_KEY, mr_lkey) ||
         mr->pdn != qp->pdn || !mr->valid) {
         *why = "MR key, PD or state";
         return QHCA_WC_MW_BIND_ERR;
@@ -298,8 +212,8 @@ static uint8_t qhca_local_bind(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
      * needs no remote access of its own), but a window that lets the
      * peer write needs an MR the HCA may write locally.
      */
-    if (w->local_access & (QHCA_ACCESS_REMOTE_WRITE |
-                           QHCA_ACCESS_REMOTE_ATOMIC)) {
+    if (w->mem.access & (QHCA_ACCESS_REMOTE_WRITE |
+                         QHCA_ACCESS_REMOTE_ATOMIC)) {
         need = QHCA_ACCESS_LOCAL_WRITE;
     }
     if ((mr->access & need) != need) {
@@ -316,14 +230,14 @@ bind:
     mw->bound = true;
     mw->has_mr = mr != NULL;
     mw->key = QHCA_FIELD_GET(QHCA_MKEY_KEY, w->rkey);
-    mw->access = w->local_access;
+    mw->access = w->mem.access;
     mw->mr_index = index;
     mw->addr = addr;
     mw->length = len;
     if (mr) {
         mr->mw_refs++;
     }
-    trace_qhca_mw_bind(w->rkey, w->local_key, addr, len, w->local_access);
+    trace_qhca_mw_bind(w->rkey, mr_lkey, addr, len, w->mem.access);
     return QHCA_WC_SUCCESS;
 }
 
@@ -331,8 +245,9 @@ static uint8_t qhca_local_reg_mr(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
                                  const char **why)
 {
     uint32_t index = QHCA_FIELD_GET(QHCA_MKEY_INDEX, w->rkey);
-    uint64_t iova = w->remote_addr, len = w->compare_add;
-    uint64_t pgsize = 1ull << w->local_arg;
+    uint64_t iova = w->remote_addr, len = w->mem.length;
+    uint32_t npages = w->mem.npages;
+    uint64_t pgsize = 1ull << w->mem.page_shift;
     uint64_t first, needed, size;
     QhcaMr *mr;
     uint32_t i, run;
@@ -346,30 +261,30 @@ static uint8_t qhca_local_reg_mr(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
         *why = "REG_MR of an MR that is not a free fast-reg MR of the PD";
         return QHCA_WC_LOC_PROT_ERR;
     }
-    if (w->npages > mr->max_pages || len - 1 > UINT64_MAX - iova) {
+    if (npages > mr->max_pages || len - 1 > UINT64_MAX - iova) {
         *why = "REG_MR beyond the MR's pages";
         return QHCA_WC_LOC_QP_OP_ERR;
     }
     first = iova & ~(pgsize - 1);
-    needed = ((iova + len - 1 - first) >> w->local_arg) + 1;
-    if (needed != w->npages) {
+    needed = ((iova + len - 1 - first) >> w->mem.page_shift) + 1;
+    if (needed != npages) {
         *why = "REG_MR npages does not match iova and length";
         return QHCA_WC_LOC_QP_OP_ERR;
     }
     /* Into the MR's own list, which holds max_pages. */
-    if (!qhca_dma_read(s, w->swap, mr->pages, (uint64_t)w->npages * 8)) {
+    if (!qhca_dma_read(s, w->mem.pbl_addr, mr->pages, (uint64_t)npages * 8)) {
         *why = "REG_MR page list not in guest RAM";
         return QHCA_WC_LOC_QP_OP_ERR;
     }
-    for (i = 0; i < w->npages; i++) {
+    for (i = 0; i < npages; i++) {
         mr->pages[i] = le64_to_cpu(mr->pages[i]);
     }
-    for (i = 0; i < w->npages; i += run) {
+    for (i = 0; i < npages; i += run) {
         if (mr->pages[i] & (pgsize - 1)) {
             *why = "REG_MR page not aligned";
             return QHCA_WC_LOC_QP_OP_ERR;
         }
-        for (run = 1; i + run < w->npages &&
+        for (run = 1; i + run < npages &&
              mr->pages[i + run] == mr->pages[i] + run * pgsize; run++) {
             ;
         }
@@ -381,9 +296,9 @@ static uint8_t qhca_local_reg_mr(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
     }
     mr->iova = iova;
     mr->length = len;
-    mr->npages = w->npages;
-    mr->page_shift = w->local_arg;
-    mr->access = w->local_access;
+    mr->npages = npages;
+    mr->page_shift = w->mem.page_shift;
+    mr->access = w->mem.access;
     mr->key = QHCA_FIELD_GET(QHCA_MKEY_KEY, w->rkey);
     mr->valid = true;
     trace_qhca_mr_fast_reg(index, mr->key, iova, len, mr->npages,

@@ -61,7 +61,7 @@ static bool qhca_check_params(QhcaParams *p, Error **errp)
         qhca_check_range("max-qps", p->max_qps, 1, QHCA_MAX_QPS, errp) &&
         qhca_check_range("max-cqs", p->max_cqs, 1, QHCA_MAX_CQS, errp) &&
         qhca_check_range("max-mrs", p->max_mrs, 1, QHCA_MAX_MRS, errp) &&
-        qhca_check_range("max-qp-wr", p->max_qp_wr, 1, QHCA_MAX_QP_WR,
+        qhca_check_range("max-qp-wr", p->max_qp_wr, 1, QHCA_WQ_MAX_DEPTH,
                          errp) &&
         qhca_check_range("max-cqe", p->max_cqe, 1, QHCA_MAX_CQE, errp) &&
         qhca_check_range("max-mr-pages", p->max_mr_pages, 1,
@@ -72,7 +72,7 @@ static bool qhca_check_params(QhcaParams *p, Error **errp)
                          errp) &&
         qhca_check_range("x-engine-spin-us", p->engine_spin_us, 0, 1000,
                          errp) &&
-        qhca_check_range("max-srq-wr", p->max_srq_wr, 2, QHCA_MAX_SRQ_WR,
+        qhca_check_range("max-srq-wr", p->max_srq_wr, 2, QHCA_WQ_MAX_DEPTH,
                          errp) &&
         qhca_check_range("msix-vectors", p->msix_vectors,
                          QHCA_MIN_MSIX_VECTORS, QHCA_MAX_MSIX_VECTORS, errp);

@@ -2,7 +2,8 @@
 /*
  * qhca MODIFY_QP: the RC state machine of the data path spec, with the
  * attributes each transition requires and allows, as ib_modify_qp_is_ok()
- * has them.  A command that fails changes nothing.
+ * has them, and what UC, UD and XRC QPs change in it.  A command that
+ * fails changes nothing.
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
@@ -73,6 +74,54 @@ static bool qhca_qp_transition(uint8_t cur, uint8_t next, QhcaTransition *t)
     }
 }
 
+/*
+ * What the QP types other than RC change in that: the attributes UD and
+ * UC QPs require and allow in each transition, and XRC INI and TGT QPs'
+ * in theirs, as ib_modify_qp_is_ok() has them (P_Key index and port are
+ * the driver's).  *@required and *@optional hold RC's on entry.
+ */
+static void qhca_qp_type_transition(uint8_t type, uint8_t cur, uint8_t next,
+                                    uint32_t *required, uint32_t *optional)
+{
+    uint32_t opt = type == QHCA_QPT_UD ? QHCA_QP_ATTR_QKEY
+                                       : QHCA_QP_ATTR_ACCESS;
+
+    if (type == QHCA_QPT_XRC_INI && cur == QHCA_QPS_INIT &&
+        next == QHCA_QPS_RTR) {
+        /* No responder: its limits are optional (ib_modify_qp_is_ok). */
+        *required &= ~(QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                       QHCA_QP_ATTR_MIN_RNR_TIMER);
+        *optional |= QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                     QHCA_QP_ATTR_MIN_RNR_TIMER;
+        return;
+    }
+    if (type == QHCA_QPT_XRC_TGT && cur == QHCA_QPS_RTR &&
+        next == QHCA_QPS_RTS) {
+        /* No requester: only sq_psn and timeout are required. */
+        *optional |= *required & ~(QHCA_QP_ATTR_SQ_PSN |
+                                   QHCA_QP_ATTR_TIMEOUT);
+        *required &= QHCA_QP_ATTR_SQ_PSN | QHCA_QP_ATTR_TIMEOUT;
+        return;
+    }
+    if (type == QHCA_QPT_RC || type == QHCA_QPT_XRC_INI ||
+        type == QHCA_QPT_XRC_TGT || next == QHCA_QPS_RESET ||
+        next == QHCA_QPS_ERR || next == QHCA_QPS_SQD) {
+        return;
+    }
+    *required = 0;
+    *optional = opt;
+    if (cur == QHCA_QPS_RESET && type == QHCA_QPT_UD) {
+        *required = QHCA_QP_ATTR_QKEY;
+        *optional = 0;
+    } else if (cur == QHCA_QPS_INIT && next == QHCA_QPS_RTR &&
+               type == QHCA_QPT_UC) {
+        *required = QHCA_QP_ATTR_PATH | QHCA_QP_ATTR_DEST_QPN |
+                    QHCA_QP_ATTR_RQ_PSN;
+    } else if (cur == QHCA_QPS_RTR && next == QHCA_QPS_RTS) {
+        *required = QHCA_QP_ATTR_SQ_PSN;
+    }
+}
+
 /* The values of the attributes in @mask; NULL if all are in range. */
 static const char *qhca_qp_check_values(const struct qhca_cmd_modify_qp *p,
                                         uint32_t mask)
@@ -81,11 +130,11 @@ static const char *qhca_qp_check_values(const struct qhca_cmd_modify_qp *p,
         return "unknown access flags";
     }
     if ((mask & QHCA_QP_ATTR_PATH) &&
-        (p->path_mtu < 1 || p->path_mtu > 5 || p->sl > 15)) {
+        (p->path_mtu < 1 || p->path_mtu > 5 || p->sl > QHCA_SL_MAX)) {
         return "path MTU or SL out of range";
     }
     if ((mask & QHCA_QP_ATTR_DEST_QPN) &&
-        le32_to_cpu(p->dest_qpn) > QHCA_PSN_MASK) {
+        le32_to_cpu(p->dest_qpn) > QHCA_QPN_MASK) {
         return "destination QPN out of range";
     }
     if (((mask & QHCA_QP_ATTR_RQ_PSN) &&
@@ -94,14 +143,17 @@ static const char *qhca_qp_check_values(const struct qhca_cmd_modify_qp *p,
          le32_to_cpu(p->sq_psn) > QHCA_PSN_MASK)) {
         return "PSN out of range";
     }
-    if ((mask & QHCA_QP_ATTR_TIMEOUT) && p->timeout > 31) {
+    if ((mask & QHCA_QP_ATTR_TIMEOUT) && p->timeout > QHCA_TIMEOUT_MAX) {
         return "timeout out of range";
     }
-    if (((mask & QHCA_QP_ATTR_RETRY_CNT) && p->retry_cnt > 7) ||
-        ((mask & QHCA_QP_ATTR_RNR_RETRY) && p->rnr_retry > 7)) {
+    if (((mask & QHCA_QP_ATTR_RETRY_CNT) &&
+         p->retry_cnt > QHCA_RETRY_CNT_MAX) ||
+        ((mask & QHCA_QP_ATTR_RNR_RETRY) &&
+         p->rnr_retry > QHCA_RNR_RETRY_MAX)) {
         return "retry count out of range";
     }
-    if ((mask & QHCA_QP_ATTR_MIN_RNR_TIMER) && p->min_rnr_timer > 31) {
+    if ((mask & QHCA_QP_ATTR_MIN_RNR_TIMER) &&
+        p->min_rnr_timer > QHCA_MIN_RNR_TIMER_MAX) {
         return "RNR timer out of range";
     }
     if (((mask & QHCA_QP_ATTR_MAX_RD_ATOMIC) &&
@@ -189,7 +241,7 @@ uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
                                "transition not allowed");
     }
-    qhca_xport_transition(qp->type, cur, next, &t.required, &t.optional);
+    qhca_qp_type_transition(qp->type, cur, next, &t.required, &t.optional);
     if ((attrs & t.required) != t.required) {
         return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                "required attribute missing");

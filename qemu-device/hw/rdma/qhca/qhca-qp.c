@@ -2,9 +2,9 @@
 /*
  * qhca queue pairs: CREATE_QP/QUERY_QP/DESTROY_QP, the doorbells of their
  * rings, and the error state: a QP in ERR completes every WQE it holds
- * or is given with WR_FLUSH_ERR, in order.  MODIFY_QP is in
- * qhca-qp-modify.c, the transport in qhca-requester.c and
- * qhca-responder.c.
+ * or is given with WR_FLUSH_ERR, in order, and the transport each QP type
+ * uses.  MODIFY_QP is in qhca-qp-modify.c, WQEs in qhca-wqe.c, the
+ * transport in qhca-requester.c and qhca-responder.c.
  *
  * Ring indices are free-running 16-bit counters, as the doorbells carry
  * them; the slot of index i is i modulo the ring size.
@@ -15,6 +15,22 @@
 #include "qemu/host-utils.h"
 #include "qhca.h"
 #include "trace.h"
+
+/* The transport of a QP's packets: the top bits of their BTH opcode. */
+uint8_t qhca_qp_transport(const QhcaQp *qp)
+{
+    switch (qp->type) {
+    case QHCA_QPT_UC:
+        return QHCA_IB_TRANSPORT_UC;
+    case QHCA_QPT_UD:
+        return QHCA_IB_TRANSPORT_UD;
+    case QHCA_QPT_XRC_INI:
+    case QHCA_QPT_XRC_TGT:
+        return QHCA_IB_TRANSPORT_XRC;
+    default:
+        return QHCA_IB_TRANSPORT_RC;
+    }
+}
 
 static void qhca_qp_timer_cb(void *opaque)
 {
@@ -401,25 +417,6 @@ static void qhca_qp_flush_cqe(QhcaState *s, QhcaQp *qp, uint32_t cqn,
     qhca_cq_post(s, cqn, &cqe);
 }
 
-/* Read the wr_id and opcode of a WQE from its ring slot. */
-static bool qhca_qp_peek(QhcaState *s, uint64_t ring, uint32_t entries,
-                         uint8_t stride_log2, uint16_t idx, bool sq,
-                         uint64_t *wr_id, uint8_t *opcode)
-{
-    uint64_t addr = ring + ((uint64_t)(idx & (entries - 1)) << stride_log2);
-    uint8_t hdr[16];
-
-    QEMU_BUILD_BUG_ON(offsetof(struct qhca_sq_wqe, opcode) >= sizeof(hdr));
-    if (!qhca_dma_read(s, addr, hdr, sizeof(hdr))) {
-        qhca_dma_ring_failed(s, sq ? "SQ" : "RQ", addr);
-        return false;
-    }
-    *wr_id = ldq_le_p(hdr);
-    *opcode = sq ? qhca_wc_opcode(hdr[offsetof(struct qhca_sq_wqe, opcode)])
-                 : QHCA_WC_RECV;
-    return true;
-}
-
 /*
  * One step of flushing a QP in ERR: up to QHCA_STEP_FLUSHES WQEs of the
  * SQ, then of the RQ, complete with WR_FLUSH_ERR.  True if more remain.
@@ -439,10 +436,8 @@ bool qhca_qp_flush(QhcaState *s, QhcaQp *qp)
             QhcaSwqe *w = &req->win[idx % req->win_size];
 
             wr_id = w->wr_id;
-            opcode = qhca_wc_opcode(w->opcode);
-        } else if (!qhca_qp_peek(s, qp->sq_addr, qp->sq_entries,
-                                 qp->sq_stride_log2, idx, true, &wr_id,
-                                 &opcode)) {
+            opcode = w->info->wc_opcode;
+        } else if (!qhca_wqe_peek(s, qp, true, idx, &wr_id, &opcode)) {
             return false;
         }
         trace_qhca_qp_flush(qp->qpn, "SQ", idx);
@@ -475,9 +470,7 @@ bool qhca_qp_flush(QhcaState *s, QhcaQp *qp)
             wr_id = qp->resp.rwqe.wr_id;
             opcode = QHCA_WC_RECV;
             qp->resp.have_rwqe = false;
-        } else if (!qhca_qp_peek(s, qp->rq_addr, qp->rq_entries,
-                                 qp->rq_stride_log2, idx, false, &wr_id,
-                                 &opcode)) {
+        } else if (!qhca_wqe_peek(s, qp, false, idx, &wr_id, &opcode)) {
             return false;
         }
         trace_qhca_qp_flush(qp->qpn, "RQ", idx);

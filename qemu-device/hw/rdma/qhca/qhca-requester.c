@@ -3,9 +3,11 @@
  * qhca RC requester: executes the send queue.
  *
  * WQEs are taken from the SQ ring in order into a window of parsed copies
- * (so a retransmission never re-reads or re-checks guest memory that may
- * have changed, except inline data, which lives in the WQE's own slot),
- * each one checked completely before it is started.  A started WQE owns
+ * (qhca_swqe_read(), which checks each one completely before it is
+ * started, so a retransmission never re-reads or re-checks guest memory
+ * that may have changed, except inline data, which lives in the WQE's own
+ * slot).  What a WQE's opcode is comes from the opcode table
+ * (w->info, qhca_wr_info()).  A started WQE owns
  * a range of PSNs: one per packet for SEND and RDMA WRITE, one per
  * response packet for RDMA READ (whose request is a single packet), one
  * for an atomic.  The send cursor (cur, cur_pkt) walks the window and
@@ -24,68 +26,9 @@ static const uint32_t qhca_rnr_timer_us[32] = {
     61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-uint8_t qhca_wc_opcode(uint8_t wr_opcode)
-{
-    switch (wr_opcode) {
-    case QHCA_WR_RDMA_WRITE:
-    case QHCA_WR_RDMA_WRITE_WITH_IMM:
-        return QHCA_WC_RDMA_WRITE;
-    case QHCA_WR_RDMA_READ:
-        return QHCA_WC_RDMA_READ;
-    case QHCA_WR_ATOMIC_CMP_AND_SWP:
-        return QHCA_WC_COMP_SWAP;
-    case QHCA_WR_ATOMIC_FETCH_AND_ADD:
-        return QHCA_WC_FETCH_ADD;
-    case QHCA_WR_BIND_MW:
-        return QHCA_WC_BIND_MW;
-    case QHCA_WR_LOCAL_INV:
-        return QHCA_WC_LOCAL_INV;
-    case QHCA_WR_REG_MR:
-        return QHCA_WC_REG_MR;
-    default:
-        return QHCA_WC_SEND;
-    }
-}
-
-static bool qhca_wr_is_atomic(uint8_t op)
-{
-    return op == QHCA_WR_ATOMIC_CMP_AND_SWP ||
-           op == QHCA_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-/* WQEs that wait for a response rather than an ACK. */
-static bool qhca_wr_is_rd_atomic(uint8_t op)
-{
-    return op == QHCA_WR_RDMA_READ || qhca_wr_is_atomic(op);
-}
-
-static bool qhca_wr_has_imm(uint8_t op)
-{
-    return op == QHCA_WR_SEND_WITH_IMM || op == QHCA_WR_RDMA_WRITE_WITH_IMM;
-}
-
-static bool qhca_wr_is_send(uint8_t op)
-{
-    return op == QHCA_WR_SEND || op == QHCA_WR_SEND_WITH_IMM ||
-           op == QHCA_WR_SEND_WITH_INV;
-}
-
-/* Memory operations (1.2): run in SQ order, nothing on the wire. */
-static bool qhca_wr_is_local(uint8_t op)
-{
-    return op == QHCA_WR_LOCAL_INV || op == QHCA_WR_BIND_MW ||
-           op == QHCA_WR_REG_MR;
-}
-
 static QhcaSwqe *qhca_req_wqe(QhcaQp *qp, uint16_t idx)
 {
     return &qp->req.win[idx % qp->req.win_size];
-}
-
-static uint64_t qhca_sq_slot(QhcaQp *qp, uint16_t idx)
-{
-    return qp->sq_addr +
-           ((uint64_t)(idx & (qp->sq_entries - 1)) << qp->sq_stride_log2);
 }
 
 static int64_t qhca_req_timeout_ns(QhcaQp *qp)
@@ -97,95 +40,11 @@ static void qhca_req_fail(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
                           uint8_t status, const char *why)
 {
     trace_qhca_err_wqe(qp->qpn, w->idx, status, why);
-    if (w->started && !w->done && qhca_wr_is_rd_atomic(w->opcode)) {
+    if (w->started && !w->done && (w->info->flags & QHCA_WR_F_RESPONSE)) {
         qp->req.rd_out--;
     }
     w->status = status;
     w->done = true;
-}
-
-/*
- * Check a WQE's fields and keys; returns its status.  A bad one is
- * completed with that status when its turn comes.
- */
-static uint8_t qhca_req_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
-                              const struct qhca_sq_wqe *h, const char **why)
-{
-    uint32_t stride = 1u << qp->sq_stride_log2;
-    uint32_t room = stride - sizeof(*h);
-    unsigned max_sge = MIN(QHCA_MAX_SGE, room / sizeof(struct qhca_sge));
-    struct qhca_sge sges[QHCA_MAX_SGE];
-    uint64_t total = 0;
-    uint8_t access;
-    unsigned i;
-
-    if (h->opcode > QHCA_WR_SEND_WITH_INV && h->opcode != QHCA_WR_REG_MR) {
-        *why = "unknown opcode";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    if (h->opcode == QHCA_WR_SEND_WITH_INV && qp->type != QHCA_QPT_RC) {
-        *why = "SEND_WITH_INV on a QP that is not RC";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    if (h->flags & QHCA_WQE_F_RSVD) {
-        *why = "reserved flags set";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-
-    if (h->flags & QHCA_WQE_F_INLINE) {
-        if (qhca_wr_is_rd_atomic(h->opcode)) {
-            *why = "inline data for a READ or atomic";
-            return QHCA_WC_LOC_QP_OP_ERR;
-        }
-        if (le32_to_cpu(h->inline_len) > room) {
-            *why = "inline data beyond the stride";
-            return QHCA_WC_LOC_QP_OP_ERR;
-        }
-        w->length = le32_to_cpu(h->inline_len);
-        w->num_sge = 0;
-        return QHCA_WC_SUCCESS;
-    }
-
-    if (h->num_sge > max_sge) {
-        *why = "more SGEs than the stride or max_sge holds";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    if (h->num_sge &&
-        !qhca_dma_read(s, qhca_sq_slot(qp, w->idx) + sizeof(*h), sges,
-                       h->num_sge * sizeof(sges[0]))) {
-        qhca_dma_ring_failed(s, "SQ", qhca_sq_slot(qp, w->idx));
-        *why = "SQ ring left guest RAM";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    for (i = 0; i < h->num_sge; i++) {
-        w->sge[i].addr = le64_to_cpu(sges[i].addr);
-        w->sge[i].length = le32_to_cpu(sges[i].length);
-        w->sge[i].lkey = le32_to_cpu(sges[i].lkey);
-        total += w->sge[i].length;
-    }
-    w->num_sge = h->num_sge;
-    if (total > QHCA_MAX_MSG_SIZE) {
-        *why = "message longer than 2^31 bytes";
-        return QHCA_WC_LOC_LEN_ERR;
-    }
-    w->length = total;
-    if (qhca_wr_is_atomic(h->opcode) &&
-        (h->num_sge != 1 || w->sge[0].length != sizeof(uint64_t))) {
-        *why = "atomic without one 8-byte SGE";
-        return QHCA_WC_LOC_LEN_ERR;
-    }
-
-    /* READ and atomic results are written into the local buffers. */
-    access = qhca_wr_is_rd_atomic(h->opcode) ? QHCA_ACCESS_LOCAL_WRITE : 0;
-    for (i = 0; i < h->num_sge; i++) {
-        if (w->sge[i].length &&
-            !qhca_mr_lookup(s, w->sge[i].lkey, qp->pdn, w->sge[i].addr,
-                            w->sge[i].length, access)) {
-            *why = "SGE not covered by its lkey";
-            return QHCA_WC_LOC_PROT_ERR;
-        }
-    }
-    return QHCA_WC_SUCCESS;
 }
 
 /* Take the WQE at sq_next into the window; false if the ring failed. */
@@ -194,63 +53,20 @@ static bool qhca_req_take(QhcaState *s, QhcaQp *qp)
     uint16_t idx = qp->sq_next;
     QhcaSwqe *w = qhca_req_wqe(qp, idx);
     uint32_t mtu = qhca_qp_mtu(qp);
-    struct qhca_sq_wqe h;
-    const char *why = NULL;
-    uint8_t status;
+    const char *why;
 
-    if (!qhca_dma_read(s, qhca_sq_slot(qp, idx), &h, sizeof(h))) {
-        qhca_dma_ring_failed(s, "SQ", qhca_sq_slot(qp, idx));
+    if (!qhca_swqe_read(s, qp, idx, w, &why)) {
         return false;
     }
-    memset(w, 0, offsetof(QhcaSwqe, sge));
-    w->idx = idx;
-    w->wr_id = le64_to_cpu(h.wr_id);
-    w->opcode = h.opcode;
-    w->flags = h.flags;
-    w->imm = h.imm_data;        /* bytes as posted, as they go on */
-    w->remote_addr = le64_to_cpu(h.remote_addr);
-    w->rkey = le32_to_cpu(h.rkey);
-    w->compare_add = le64_to_cpu(h.compare_add);
-    w->swap = le64_to_cpu(h.swap);
-    w->xrc_srqn = qp->type == QHCA_QPT_XRC_INI ? le32_to_cpu(h.xrc_srqn) : 0;
     qp->sq_next++;
     qhca_count(s, QHCA_CNT_SQ_WQES, 1);
-
-    if (qhca_wr_is_local(h.opcode)) {
-        if (h.flags & QHCA_WQE_F_RSVD) {
-            why = "reserved flags set";
-            status = QHCA_WC_LOC_QP_OP_ERR;
-        } else {
-            status = qhca_local_check(s, qp, w, &h, &why);
-        }
-    } else {
-        /* UD and UC allow fewer opcodes; a UD WQE carries an address. */
-        status = qhca_xport_check_wqe(s, qp, w, &h, &why);
-        if (status == QHCA_WC_SUCCESS) {
-            status = qhca_req_check(s, qp, w, &h, &why);
-        }
-    }
-    if (status == QHCA_WC_SUCCESS && qp->type == QHCA_QPT_UD &&
-        w->length > mtu) {
-        why = "UD message longer than the port MTU";
-        status = QHCA_WC_LOC_LEN_ERR;
-    }
-    trace_qhca_wqe_send(qp->qpn, idx, w->opcode, w->flags, w->num_sge,
-                        w->length, w->remote_addr, w->rkey, status);
-    if (!qhca_is_ready(s)) {
-        return false;
-    }
-    if (status != QHCA_WC_SUCCESS) {
-        if (status == QHCA_WC_LOC_QP_OP_ERR) {
-            qhca_guest_error(s, QHCA_ERR_NONE, bad_wqe,
-                             "QP %u SQ WQE %u: %s", qp->qpn, idx, why);
-        }
-        qhca_req_fail(s, qp, w, status, why);
+    if (w->status != QHCA_WC_SUCCESS) {
+        qhca_req_fail(s, qp, w, w->status, why);
         return true;
     }
-    if (qhca_wr_is_local(w->opcode)) {
+    if (w->info->flags & QHCA_WR_F_LOCAL) {
         w->npkts = 0;
-    } else if (qhca_wr_is_atomic(w->opcode)) {
+    } else if (w->info->flags & QHCA_WR_F_ATOMIC) {
         w->npkts = 1;
     } else {
         w->npkts = w->length ? DIV_ROUND_UP(w->length, mtu) : 1;
@@ -263,7 +79,7 @@ static bool qhca_req_wqe_complete(QhcaQp *qp, QhcaSwqe *w)
     if (w->done) {
         return true;
     }
-    if (!w->started || qhca_wr_is_rd_atomic(w->opcode)) {
+    if (!w->started || (w->info->flags & QHCA_WR_F_RESPONSE)) {
         return false;
     }
     return qhca_psn_diff(qp->req.una,
@@ -296,7 +112,7 @@ static void qhca_req_complete(QhcaState *s, QhcaQp *qp)
                 .byte_len = cpu_to_le32(failed ? 0 : w->length),
                 .qpn = cpu_to_le32(qp->qpn),
                 .wqe_idx = cpu_to_le16(w->idx),
-                .opcode = qhca_wc_opcode(w->opcode),
+                .opcode = w->info->wc_opcode,
                 .status = w->status,
             };
 
@@ -365,7 +181,7 @@ static void qhca_req_acked(QhcaState *s, QhcaQp *qp, uint32_t upto)
         if (!w->started || qhca_psn_diff(w->first_psn, upto) >= 0) {
             break;
         }
-        if (qhca_wr_is_rd_atomic(w->opcode) && !w->done) {
+        if ((w->info->flags & QHCA_WR_F_RESPONSE) && !w->done) {
             answered = qhca_psn_add(w->first_psn, w->resp_pkts);
             if (qhca_psn_diff(upto, answered) > 0) {
                 upto = answered;
@@ -412,32 +228,6 @@ static uint8_t qhca_req_gather(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
                          false);
 }
 
-static uint8_t qhca_req_ib_opcode(QhcaSwqe *w, bool first, bool last)
-{
-    bool imm = qhca_wr_has_imm(w->opcode);
-    bool inv = w->opcode == QHCA_WR_SEND_WITH_INV;
-
-    if (inv && last) {
-        return first ? QHCA_IB_SEND_ONLY_INV : QHCA_IB_SEND_LAST_INV;
-    }
-    if (qhca_wr_is_send(w->opcode)) {
-        if (first && last) {
-            return imm ? QHCA_IB_SEND_ONLY_IMM : QHCA_IB_SEND_ONLY;
-        }
-        if (last) {
-            return imm ? QHCA_IB_SEND_LAST_IMM : QHCA_IB_SEND_LAST;
-        }
-        return first ? QHCA_IB_SEND_FIRST : QHCA_IB_SEND_MIDDLE;
-    }
-    if (first && last) {
-        return imm ? QHCA_IB_WRITE_ONLY_IMM : QHCA_IB_WRITE_ONLY;
-    }
-    if (last) {
-        return imm ? QHCA_IB_WRITE_LAST_IMM : QHCA_IB_WRITE_LAST;
-    }
-    return first ? QHCA_IB_WRITE_FIRST : QHCA_IB_WRITE_MIDDLE;
-}
-
 /*
  * Send the next packet of @w.  False if it cannot go now: the window of
  * unacknowledged packets is full, or the WQE failed.
@@ -450,26 +240,25 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
     uint32_t span = 1;
     QhcaPacket *pkt;
 
-    if (w->opcode == QHCA_WR_RDMA_READ) {
+    if (w->info->flags & QHCA_WR_F_READ) {
         /* Ask for what has not arrived yet. */
         uint64_t off = (uint64_t)w->resp_pkts * mtu;
 
         k = w->resp_pkts;
         span = w->npkts - k;
-        pkt = qhca_wire_packet(s, qp, QHCA_IB_READ_REQUEST, qp->dest_qpn,
-                               qhca_psn_add(w->first_psn, k));
+        pkt = qhca_wire_packet(s, qp, qhca_wire_req_opcode(w->info, true, true),
+                               qp->dest_qpn, qhca_psn_add(w->first_psn, k));
         pkt->va = w->remote_addr + off;
         pkt->rkey = w->rkey;
         pkt->dma_len = w->length - MIN(off, w->length);
         pkt->ack_req = true;
         /* An XRC READ names the target's SRQ too (its XRCETH). */
         qhca_xport_fill_packet(s, qp, w, pkt);
-    } else if (qhca_wr_is_atomic(w->opcode)) {
-        bool cas = w->opcode == QHCA_WR_ATOMIC_CMP_AND_SWP;
+    } else if (w->info->flags & QHCA_WR_F_ATOMIC) {
+        bool cas = w->info->ib_family == QHCA_IB_FAMILY_CMP_SWAP;
 
-        pkt = qhca_wire_packet(s, qp, cas ? QHCA_IB_COMPARE_SWAP :
-                               QHCA_IB_FETCH_ADD, qp->dest_qpn,
-                               w->first_psn);
+        pkt = qhca_wire_packet(s, qp, qhca_wire_req_opcode(w->info, true, true),
+                               qp->dest_qpn, w->first_psn);
         pkt->va = w->remote_addr;
         pkt->rkey = w->rkey;
         pkt->dma_len = sizeof(uint64_t);
@@ -487,7 +276,8 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
         if (qhca_psn_diff(psn, req->una) >= QHCA_REQ_MAX_UNACKED) {
             return false;
         }
-        pkt = qhca_wire_packet(s, qp, qhca_req_ib_opcode(w, first, last),
+        pkt = qhca_wire_packet(s, qp,
+                               qhca_wire_req_opcode(w->info, first, last),
                                qp->dest_qpn, psn);
         pkt->paylen = MIN(mtu, w->length - off);
         status = qhca_req_gather(s, qp, w, off, pkt->payload, pkt->paylen);
@@ -498,17 +288,18 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
             qhca_req_complete(s, qp);
             return false;
         }
-        if (first && !qhca_wr_is_send(w->opcode)) {
+        if (first && (w->info->flags & QHCA_WR_F_REMOTE_ADDR)) {
             pkt->va = w->remote_addr;
             pkt->rkey = w->rkey;
             pkt->dma_len = w->length;
         }
         if (last) {
             pkt->imm = w->imm;
-            pkt->ieth = w->opcode == QHCA_WR_SEND_WITH_INV ? w->rkey : 0;
+            pkt->ieth = (w->info->flags & QHCA_WR_F_INV) ? w->rkey : 0;
+            /* Only what the receiver completes can be solicited. */
             pkt->solicited = (w->flags & QHCA_WQE_F_SOLICITED) &&
-                             (qhca_wr_is_send(w->opcode) ||
-                              qhca_wr_has_imm(w->opcode));
+                             (w->info->flags & (QHCA_WR_F_SEND |
+                                                QHCA_WR_F_IMM));
         }
         pkt->ack_req = last || ++req->since_ack_req >= QHCA_REQ_ACK_EVERY;
         qhca_xport_fill_packet(s, qp, w, pkt);
@@ -522,7 +313,8 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
     }
     qhca_wire_send(s, pkt);
 
-    if (qhca_wr_is_rd_atomic(w->opcode) || ++req->cur_pkt == w->npkts) {
+    if ((w->info->flags & QHCA_WR_F_RESPONSE) ||
+        ++req->cur_pkt == w->npkts) {
         req->cur++;
         req->cur_pkt = 0;
     }
@@ -589,7 +381,7 @@ bool qhca_req_step(QhcaState *s, QhcaQp *qp)
             if ((w->flags & QHCA_WQE_F_FENCE) && req->rd_out) {
                 return false;
             }
-            if (qhca_wr_is_local(w->opcode)) {
+            if (w->info->flags & QHCA_WR_F_LOCAL) {
                 const char *why = NULL;
                 uint8_t status;
 
@@ -605,7 +397,7 @@ bool qhca_req_step(QhcaState *s, QhcaQp *qp)
                 }
                 continue;
             }
-            if (qhca_wr_is_rd_atomic(w->opcode)) {
+            if (w->info->flags & QHCA_WR_F_RESPONSE) {
                 if (req->rd_out >= MAX(qp->max_rd_atomic, 1)) {
                     return false;
                 }
@@ -675,7 +467,7 @@ static void qhca_req_read_response(QhcaState *s, QhcaQp *qp,
     uint32_t k, off, len;
     uint8_t expect, status;
 
-    if (!w || w->opcode != QHCA_WR_RDMA_READ || w->done) {
+    if (!w || !(w->info->flags & QHCA_WR_F_READ) || w->done) {
         trace_qhca_pkt_drop(qp->qpn, pkt->psn, "no READ expects it");
         return;
     }
@@ -685,15 +477,7 @@ static void qhca_req_read_response(QhcaState *s, QhcaQp *qp,
         trace_qhca_pkt_drop(qp->qpn, pkt->psn, "out of order response");
         return;
     }
-    if (w->npkts == 1) {
-        expect = QHCA_IB_READ_RESPONSE_ONLY;
-    } else if (k == 0) {
-        expect = QHCA_IB_READ_RESPONSE_FIRST;
-    } else if (k + 1 == w->npkts) {
-        expect = QHCA_IB_READ_RESPONSE_LAST;
-    } else {
-        expect = QHCA_IB_READ_RESPONSE_MIDDLE;
-    }
+    expect = qhca_wire_read_resp_opcode(k, w->npkts);
     off = k * mtu;
     len = MIN(mtu, w->length - MIN(off, w->length));
     if (pkt->opcode != expect || pkt->paylen != len) {
@@ -729,7 +513,7 @@ static void qhca_req_atomic_ack(QhcaState *s, QhcaQp *qp,
     uint64_t orig = cpu_to_le64(pkt->orig);
     uint8_t status;
 
-    if (!w || !qhca_wr_is_atomic(w->opcode) || w->done) {
+    if (!w || !(w->info->flags & QHCA_WR_F_ATOMIC) || w->done) {
         trace_qhca_pkt_drop(qp->qpn, pkt->psn, "no atomic expects it");
         return;
     }
@@ -771,7 +555,8 @@ static void qhca_req_nak(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
             req->halted = true;
             return;
         }
-        if (qp->rnr_retry != 7) {
+        /* QHCA_RNR_RETRY_MAX (7) retries for ever. */
+        if (qp->rnr_retry != QHCA_RNR_RETRY_MAX) {
             req->rnr_left--;
         }
         trace_qhca_req_rnr(qp->qpn, pkt->psn, value, req->rnr_left);

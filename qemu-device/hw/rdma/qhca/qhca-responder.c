@@ -15,12 +15,6 @@
 #include "qhca.h"
 #include "trace.h"
 
-static uint64_t qhca_rq_slot(QhcaQp *qp, uint16_t idx)
-{
-    return qp->rq_addr +
-           ((uint64_t)(idx & (qp->rq_entries - 1)) << qp->rq_stride_log2);
-}
-
 static void qhca_resp_send_aeth(QhcaState *s, QhcaQp *qp)
 {
     QhcaResponder *resp = &qp->resp;
@@ -92,95 +86,24 @@ bool qhca_resp_rwqe_ready(QhcaState *s, QhcaQp *qp)
     return qp->rq_ci != qp->rq_pi;
 }
 
-unsigned qhca_rwqe_max_sge(unsigned stride_log2)
-{
-    uint32_t room = (1u << stride_log2) - sizeof(struct qhca_rq_wqe);
-
-    return MIN(QHCA_MAX_SGE, room / sizeof(struct qhca_sge));
-}
-
 /*
- * Read the receive WQE in the slot of 2^@stride_log2 bytes at @slot, the
- * one parse an RQ and an SRQ share.  Reading changes nothing in the
- * device: what taking the WQE means, and what each failure costs, is the
- * caller's (an RQ takes it before its SGEs fail, an SRQ fails whole).
- * @r is left alone if the header cannot be read; otherwise it gets the
- * wr_id and, only when all is well, the SGEs.  *@num_sge is the count
- * the WQE gives, for the caller's trace and guest error.
- */
-QhcaRwqeRead qhca_rwqe_read(QhcaState *s, uint64_t slot, unsigned stride_log2,
-                            QhcaRwqe *r, uint8_t *num_sge)
-{
-    struct qhca_sge sges[QHCA_MAX_SGE];
-    struct qhca_rq_wqe h;
-    unsigned i;
-
-    if (!qhca_dma_read(s, slot, &h, sizeof(h))) {
-        return QHCA_RWQE_HEADER_UNREADABLE;
-    }
-    *num_sge = h.num_sge;
-    r->wr_id = le64_to_cpu(h.wr_id);
-    r->num_sge = 0;
-    if (h.num_sge > qhca_rwqe_max_sge(stride_log2)) {
-        return QHCA_RWQE_TOO_MANY_SGES;
-    }
-    if (h.num_sge && !qhca_dma_read(s, slot + sizeof(h), sges,
-                                    h.num_sge * sizeof(sges[0]))) {
-        return QHCA_RWQE_SGES_UNREADABLE;
-    }
-    for (i = 0; i < h.num_sge; i++) {
-        r->sge[i].addr = le64_to_cpu(sges[i].addr);
-        r->sge[i].length = le32_to_cpu(sges[i].length);
-        r->sge[i].lkey = le32_to_cpu(sges[i].lkey);
-    }
-    r->num_sge = h.num_sge;
-    return QHCA_RWQE_OK;
-}
-
-/*
- * Take the receive WQE at rq_ci.  Returns its status: LOC_QP_OP_ERR if
- * malformed (it is still taken, to be completed with that status).
+ * Take the next receive WQE of @qp, from its RQ or its SRQ.  Returns its
+ * status: LOC_QP_OP_ERR if malformed (it is still taken, to be completed
+ * with that status), FATAL_ERR if nothing could be taken.
  */
 uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp)
 {
     QhcaResponder *resp = &qp->resp;
-    QhcaRwqe *r = &resp->rwqe;
-    uint64_t slot = qhca_rq_slot(qp, qp->rq_ci);
-    QhcaRwqeRead rd;
-    uint8_t num_sge;
+    uint8_t status;
 
     if (qp->flags & QHCA_QP_F_SRQ) {
-        uint8_t status = qhca_srq_take(s, qp, r);
-
-        /* FATAL_ERR: the SRQ failed and gave nothing. */
-        resp->have_rwqe = status != QHCA_WC_FATAL_ERR;
-        resp->rcv_off = 0;
-        return status;
+        status = qhca_srq_take(s, qp, &resp->rwqe);
+    } else {
+        status = qhca_rq_take(s, qp, &resp->rwqe);
     }
-    rd = qhca_rwqe_read(s, slot, qp->rq_stride_log2, r, &num_sge);
-    if (rd == QHCA_RWQE_HEADER_UNREADABLE) {
-        qhca_dma_ring_failed(s, "RQ", slot);
-        return QHCA_WC_FATAL_ERR;
-    }
-    /* Taken, even when malformed or its SGEs cannot be read. */
-    r->idx = qp->rq_ci;
-    resp->have_rwqe = true;
+    resp->have_rwqe = status != QHCA_WC_FATAL_ERR;
     resp->rcv_off = 0;
-    qhca_count(s, QHCA_CNT_RQ_WQES, 1);
-    trace_qhca_wqe_recv(qp->qpn, r->idx, num_sge);
-
-    if (rd == QHCA_RWQE_TOO_MANY_SGES) {
-        qhca_guest_error(s, QHCA_ERR_NONE, bad_rwqe,
-                         "QP %u RQ WQE %u: %u SGEs, room for %u",
-                         qp->qpn, r->idx, num_sge,
-                         qhca_rwqe_max_sge(qp->rq_stride_log2));
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    if (rd == QHCA_RWQE_SGES_UNREADABLE) {
-        qhca_dma_ring_failed(s, "RQ", slot);
-        return QHCA_WC_FATAL_ERR;
-    }
-    return QHCA_WC_SUCCESS;
+    return status;
 }
 
 /* Complete the receive WQE taken; false if the QP went to ERR for it. */
@@ -241,10 +164,38 @@ static void qhca_resp_recv_error(QhcaState *s, QhcaQp *qp,
     qhca_resp_fatal(s, qp, pkt, nak, 0, why);
 }
 
+/*
+ * Place the payload of a SEND packet, RC or UC, in the receive WQE taken
+ * for its message, where the message has reached.  SUCCESS, or the
+ * status the receive completes with and *@why.
+ */
+uint8_t qhca_resp_place_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
+                             const char **why)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint8_t status;
+
+    status = qhca_sgl_copy(s, qp->pdn, resp->rwqe.sge, resp->rwqe.num_sge,
+                           QHCA_ACCESS_LOCAL_WRITE, resp->rcv_off,
+                           (void *)pkt->payload, pkt->paylen, true);
+    if (status != QHCA_WC_SUCCESS) {
+        *why = status == QHCA_WC_LOC_LEN_ERR ?
+               "SEND longer than the receive WQE" :
+               "receive SGE not covered by its lkey";
+        return status;
+    }
+    resp->rcv_off += pkt->paylen;
+    if (qhca_pkt_flags(pkt->opcode) & QHCA_PKT_LAST) {
+        resp->in_send = false;
+    }
+    return QHCA_WC_SUCCESS;
+}
+
 static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
+    const char *why;
     uint8_t status;
 
     if (f & QHCA_PKT_FIRST) {
@@ -261,24 +212,16 @@ static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         resp->in_send = !(f & QHCA_PKT_LAST);
     }
 
-    status = qhca_sgl_copy(s, qp->pdn, resp->rwqe.sge, resp->rwqe.num_sge,
-                           QHCA_ACCESS_LOCAL_WRITE, resp->rcv_off,
-                           (void *)pkt->payload, pkt->paylen, true);
-    if (status == QHCA_WC_LOC_LEN_ERR) {
-        qhca_resp_recv_error(s, qp, pkt, status, QHCA_NAK_INV_REQ,
-                             "SEND longer than the receive WQE");
-        return;
-    }
+    status = qhca_resp_place_send(s, qp, pkt, &why);
     if (status != QHCA_WC_SUCCESS) {
-        qhca_resp_recv_error(s, qp, pkt, status, QHCA_NAK_REM_OP,
-                             "receive SGE not covered by its lkey");
+        qhca_resp_recv_error(s, qp, pkt, status,
+                             status == QHCA_WC_LOC_LEN_ERR ?
+                             QHCA_NAK_INV_REQ : QHCA_NAK_REM_OP, why);
         return;
     }
-    resp->rcv_off += pkt->paylen;
     resp->epsn = qhca_psn_add(resp->epsn, 1);
 
     if (f & QHCA_PKT_LAST) {
-        resp->in_send = false;
         /* The message is placed: now its IETH key goes (1.2). */
         if ((f & QHCA_PKT_IETH) && !qhca_invalidate(s, qp->pdn, pkt->ieth)) {
             qhca_resp_recv_error(s, qp, pkt, QHCA_WC_REM_INV_REQ_ERR,
@@ -298,34 +241,32 @@ static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     }
 }
 
-static void qhca_resp_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+/*
+ * Place the payload of an RDMA WRITE packet, RC or UC: the first packet
+ * of a message names the target (its RETH), which the QP and the rkey
+ * must allow; every packet is copied through the rkey's MR, looked up
+ * again each time, as DEREG_MR takes effect at once.  NULL when it is
+ * placed; otherwise why not, with in *@nak what an RC responder answers
+ * (UC drops the message instead).
+ */
+const char *qhca_resp_place_write(QhcaState *s, QhcaQp *qp,
+                                  const QhcaPacket *pkt, uint8_t *nak)
 {
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
-    bool imm = (f & QHCA_PKT_IMM) && (f & QHCA_PKT_LAST);
-    uint8_t status;
     QhcaMr *mr;
-
-    /* The immediate needs a receive WQE: ask for it before anything. */
-    if (imm && !qhca_resp_rwqe_ready(s, qp)) {
-        qhca_resp_rnr(s, qp, pkt);
-        return;
-    }
 
     if (f & QHCA_PKT_FIRST) {
         if (pkt->dma_len > QHCA_MAX_MSG_SIZE) {
-            qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ,
-                            QHCA_EVENT_QP_REQ_ERR, "RDMA WRITE too long");
-            return;
+            *nak = QHCA_NAK_INV_REQ;
+            return "RDMA WRITE too long";
         }
         if (!(qp->access & QHCA_ACCESS_REMOTE_WRITE) ||
             (pkt->dma_len &&
              !qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, pkt->dma_len,
                              QHCA_ACCESS_REMOTE_WRITE))) {
-            qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
-                            QHCA_EVENT_QP_ACCESS_ERR,
-                            "RDMA WRITE not allowed by the QP or rkey");
-            return;
+            *nak = QHCA_NAK_REM_ACCESS;
+            return "RDMA WRITE not allowed by the QP or rkey";
         }
         resp->wr_va = pkt->va;
         resp->wr_rkey = pkt->rkey;
@@ -337,29 +278,52 @@ static void qhca_resp_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     if (pkt->paylen > resp->wr_len - resp->wr_off ||
         ((f & QHCA_PKT_LAST) &&
          resp->wr_off + pkt->paylen != resp->wr_len)) {
-        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
-                        "RDMA WRITE payload does not match its length");
-        return;
+        *nak = QHCA_NAK_INV_REQ;
+        return "RDMA WRITE payload does not match its length";
     }
     if (pkt->paylen) {
         uint64_t va = resp->wr_va + resp->wr_off;
 
-        /* Looked up again: DEREG_MR takes effect at once. */
         mr = qhca_mr_lookup(s, resp->wr_rkey, qp->pdn, va, pkt->paylen,
                             QHCA_ACCESS_REMOTE_WRITE);
         if (!mr || !qhca_mr_copy(s, mr, va, (void *)pkt->payload,
                                  pkt->paylen, true)) {
-            qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
-                            QHCA_EVENT_QP_ACCESS_ERR,
-                            "RDMA WRITE target became invalid");
-            return;
+            *nak = QHCA_NAK_REM_ACCESS;
+            return "RDMA WRITE target became invalid";
         }
     }
     resp->wr_off += pkt->paylen;
+    if (f & QHCA_PKT_LAST) {
+        resp->in_write = false;
+    }
+    return NULL;
+}
+
+static void qhca_resp_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint16_t f = qhca_pkt_flags(pkt->opcode);
+    bool imm = (f & QHCA_PKT_IMM) && (f & QHCA_PKT_LAST);
+    const char *why;
+    uint8_t status, nak;
+
+    /* The immediate needs a receive WQE: ask for it before anything. */
+    if (imm && !qhca_resp_rwqe_ready(s, qp)) {
+        qhca_resp_rnr(s, qp, pkt);
+        return;
+    }
+
+    why = qhca_resp_place_write(s, qp, pkt, &nak);
+    if (why) {
+        qhca_resp_fatal(s, qp, pkt, nak,
+                        nak == QHCA_NAK_REM_ACCESS ? QHCA_EVENT_QP_ACCESS_ERR
+                                                   : QHCA_EVENT_QP_REQ_ERR,
+                        why);
+        return;
+    }
     resp->epsn = qhca_psn_add(resp->epsn, 1);
 
     if (f & QHCA_PKT_LAST) {
-        resp->in_write = false;
         resp->msn++;
         if (imm) {
             status = qhca_resp_take_rwqe(s, qp);
@@ -630,15 +594,7 @@ static bool qhca_resp_answer(QhcaState *s, QhcaQp *qp, QhcaRdRes *r)
         return true;
     }
 
-    if (r->npkts == 1) {
-        opcode = QHCA_IB_READ_RESPONSE_ONLY;
-    } else if (k == 0) {
-        opcode = QHCA_IB_READ_RESPONSE_FIRST;
-    } else if (k + 1 == r->npkts) {
-        opcode = QHCA_IB_READ_RESPONSE_LAST;
-    } else {
-        opcode = QHCA_IB_READ_RESPONSE_MIDDLE;
-    }
+    opcode = qhca_wire_read_resp_opcode(k, r->npkts);
     pkt = qhca_wire_packet(s, qp, opcode, qp->dest_qpn,
                            qhca_psn_add(r->psn, k));
     if (qhca_pkt_flags(opcode) & QHCA_PKT_AETH) {

@@ -335,8 +335,7 @@ uint8_t qhca_srq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r)
         trace_qhca_srq_take_fail(srq->srqn, qp->qpn, srq->state);
         return QHCA_WC_FATAL_ERR;
     }
-    slot = srq->ring + ((uint64_t)(idx & (srq->entries - 1)) <<
-                        srq->stride_log2);
+    slot = qhca_ring_slot(srq->ring, srq->entries, srq->stride_log2, idx);
     rd = qhca_rwqe_read(s, slot, srq->stride_log2, r, &num_sge);
     if (rd == QHCA_RWQE_HEADER_UNREADABLE ||
         rd == QHCA_RWQE_SGES_UNREADABLE) {

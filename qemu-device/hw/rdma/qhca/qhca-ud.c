@@ -2,18 +2,19 @@
 /*
  * qhca UD and UC transports (interface 1.2).
  *
- * Both reuse the RC requester: WQEs are taken, checked and segmented the
- * same way, but nothing is acknowledged, so a WQE completes as soon as
- * its last packet is on the wire.  This file holds what differs:
+ * Both reuse the RC requester: WQEs are taken, checked (qhca-wqe.c, UD's
+ * address vector included) and segmented the same way, but nothing is
+ * acknowledged, so a WQE completes as soon as its last packet is on the
+ * wire.  This file holds the datagram handling that differs:
  *
- *  - the checks a UD or UC send WQE gets on top of RC's (fewer opcodes;
- *    UD's address vector), and the UD headers of a packet (LRH from the
- *    address vector, DETH with Q_Key and source QP, optional GRH);
+ *  - the UD headers of a packet (LRH from the address vector, DETH with
+ *    Q_Key and source QP, optional GRH);
  *  - the two receivers.  Neither ever answers: what cannot be received
  *    (no receive WQE, a bad Q_Key, a PSN gap, a bad rkey) is dropped
  *    silently and counted, as a real HCA does.  Only a receive WQE that
  *    is malformed or too small completes in error, and the QP goes to ERR
- *    with it.
+ *    with it.  Placing a SEND's or an RDMA WRITE's payload is the RC
+ *    responder's code (qhca_resp_place_send(), qhca_resp_place_write()).
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
@@ -27,97 +28,12 @@
 #define QHCA_DETH_BYTES         8
 #define QHCA_IMMDT_BYTES        4
 #define QHCA_ICRC_BYTES         4
-#define QHCA_FLOW_LABEL_MASK    0xfffff
-#define QHCA_QKEY_USE_QP        0x80000000u
-
-uint8_t qhca_qp_transport(const QhcaQp *qp)
-{
-    switch (qp->type) {
-    case QHCA_QPT_UC:
-        return QHCA_IB_TRANSPORT_UC;
-    case QHCA_QPT_UD:
-        return QHCA_IB_TRANSPORT_UD;
-    case QHCA_QPT_XRC_INI:
-    case QHCA_QPT_XRC_TGT:
-        return QHCA_IB_TRANSPORT_XRC;
-    default:
-        return QHCA_IB_TRANSPORT_RC;
-    }
-}
 
 /* GID 0 of the port: the link-local prefix and the port GUID. */
 static void qhca_port_gid(QhcaState *s, uint8_t gid[16])
 {
     stq_be_p(gid, 0xfe80000000000000ull);
     stq_be_p(gid + 8, s->params.port_guid);
-}
-
-static uint8_t qhca_ud_check_av(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
-                                const struct qhca_sq_wqe_ud *u,
-                                const char **why)
-{
-    QhcaAv *av = &w->av;
-    uint32_t qkey = le32_to_cpu(u->qkey);
-
-    if (u->opcode != QHCA_WR_SEND && u->opcode != QHCA_WR_SEND_WITH_IMM) {
-        *why = "UD allows only SEND and SEND_WITH_IMM";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    if (u->rsvd0 || u->rsvd1 || u->rsvd2[0] || u->rsvd2[1] ||
-        (u->av_flags & QHCA_AV_F_RSVD)) {
-        *why = "UD WQE with reserved fields set";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    if (le32_to_cpu(u->dest_qpn) & ~QHCA_UD_QPN_MASK || u->sl > 15) {
-        *why = "UD destination QPN or SL out of range";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    if ((u->av_flags & QHCA_AV_F_GRH) &&
-        (le32_to_cpu(u->flow_label) & ~QHCA_FLOW_LABEL_MASK ||
-         u->sgid_index != 0)) {
-        /* The port has one GID. */
-        *why = "UD GRH with a bad flow label or SGID index";
-        return QHCA_WC_LOC_QP_OP_ERR;
-    }
-    av->dest_qpn = le32_to_cpu(u->dest_qpn);
-    /* The high bit asks for the QP's own Q_Key (IBA vol. 1, 10.2.4). */
-    av->qkey = (qkey & QHCA_QKEY_USE_QP) ? qp->qkey : qkey;
-    av->dlid = le16_to_cpu(u->dlid);
-    av->sl = u->sl;
-    av->flags = u->av_flags;
-    memcpy(av->dgid, u->dgid, sizeof(av->dgid));
-    av->flow_label = le32_to_cpu(u->flow_label);
-    av->hop_limit = u->hop_limit;
-    av->tclass = u->traffic_class;
-    av->sgid_index = u->sgid_index;
-    trace_qhca_ud_wqe(qp->qpn, w->idx, av->dest_qpn, av->qkey, av->dlid,
-                      av->sl, av->flags);
-    return QHCA_WC_SUCCESS;
-}
-
-/*
- * The checks of a send WQE that depend on the QP type, before the RC
- * checks of its SGEs.  Returns its status.
- */
-uint8_t qhca_xport_check_wqe(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
-                             const struct qhca_sq_wqe *h, const char **why)
-{
-    struct qhca_sq_wqe_ud u;
-
-    switch (qp->type) {
-    case QHCA_QPT_UC:
-        if (h->opcode > QHCA_WR_SEND_WITH_IMM) {
-            *why = "UC has no RDMA READ or atomics";
-            return QHCA_WC_LOC_QP_OP_ERR;
-        }
-        return QHCA_WC_SUCCESS;
-    case QHCA_QPT_UD:
-        QEMU_BUILD_BUG_ON(sizeof(u) != sizeof(*h));
-        memcpy(&u, h, sizeof(u));
-        return qhca_ud_check_av(s, qp, w, &u, why);
-    default:
-        return QHCA_WC_SUCCESS;
-    }
 }
 
 /* The headers a UD or UC packet has beyond RC's, from the QP and WQE. */
@@ -196,7 +112,7 @@ static void qhca_ud_build_grh(const QhcaPacket *pkt, uint8_t grh[])
                       ROUND_UP(pkt->paylen, 4) + QHCA_ICRC_BYTES;
 
     stl_be_p(grh, QHCA_GRH_IPVER << 28 | (uint32_t)pkt->tclass << 20 |
-             (pkt->flow_label & QHCA_FLOW_LABEL_MASK));
+             (pkt->flow_label & QHCA_AV_FLOW_LABEL_MAX));
     stw_be_p(grh + 4, paylen);
     grh[6] = QHCA_GRH_NXTHDR;
     grh[7] = pkt->hop_limit;
@@ -309,42 +225,52 @@ static void qhca_uc_drop_msg(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
     resp->epsn = qhca_psn_add(pkt->psn, 1);
 }
 
+/*
+ * UC: the receive WQE of a message, taken now unless a dropped message
+ * left one.  False if there is none (@pkt's message is dropped, for
+ * @none) or it was malformed (it completed in error).
+ */
+static bool qhca_uc_rwqe(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
+                         const char *none)
+{
+    uint8_t status;
+
+    if (qp->resp.have_rwqe) {
+        return true;
+    }
+    if (!qhca_resp_rwqe_ready(s, qp)) {
+        qhca_uc_drop_msg(s, qp, pkt, none);
+        return false;
+    }
+    status = qhca_resp_take_rwqe(s, qp);
+    if (status != QHCA_WC_SUCCESS) {
+        qhca_xport_recv_error(s, qp, pkt, status, "malformed receive WQE");
+        return false;
+    }
+    return true;
+}
+
 static void qhca_uc_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
+    const char *why;
     uint8_t status;
 
     if (f & QHCA_PKT_FIRST) {
-        if (!resp->have_rwqe) {
-            if (!qhca_resp_rwqe_ready(s, qp)) {
-                qhca_uc_drop_msg(s, qp, pkt, "no receive WQE");
-                return;
-            }
-            status = qhca_resp_take_rwqe(s, qp);
-            if (status != QHCA_WC_SUCCESS) {
-                qhca_xport_recv_error(s, qp, pkt, status,
-                                      "malformed receive WQE");
-                return;
-            }
+        if (!qhca_uc_rwqe(s, qp, pkt, "no receive WQE")) {
+            return;
         }
         resp->rcv_off = 0;
         resp->in_send = !(f & QHCA_PKT_LAST);
     }
-    status = qhca_sgl_copy(s, qp->pdn, resp->rwqe.sge, resp->rwqe.num_sge,
-                           QHCA_ACCESS_LOCAL_WRITE, resp->rcv_off,
-                           (void *)pkt->payload, pkt->paylen, true);
+    status = qhca_resp_place_send(s, qp, pkt, &why);
     if (status != QHCA_WC_SUCCESS) {
-        qhca_xport_recv_error(s, qp, pkt, status,
-                              status == QHCA_WC_LOC_LEN_ERR ?
-                              "SEND longer than the receive WQE" :
-                              "receive SGE not covered by its lkey");
+        qhca_xport_recv_error(s, qp, pkt, status, why);
         return;
     }
-    resp->rcv_off += pkt->paylen;
     resp->epsn = qhca_psn_add(pkt->psn, 1);
     if (f & QHCA_PKT_LAST) {
-        resp->in_send = false;
         qhca_resp_complete(s, qp, QHCA_WC_RECV, QHCA_WC_SUCCESS,
                            resp->rcv_off, pkt);
     }
@@ -354,63 +280,21 @@ static void qhca_uc_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
-    uint8_t status;
-    QhcaMr *mr;
+    const char *why;
+    uint8_t nak;
 
-    if (f & QHCA_PKT_FIRST) {
-        if (pkt->dma_len > QHCA_MAX_MSG_SIZE ||
-            !(qp->access & QHCA_ACCESS_REMOTE_WRITE) ||
-            (pkt->dma_len &&
-             !qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, pkt->dma_len,
-                             QHCA_ACCESS_REMOTE_WRITE))) {
-            qhca_uc_drop_msg(s, qp, pkt,
-                             "RDMA WRITE not allowed by the QP or rkey");
-            return;
-        }
-        resp->wr_va = pkt->va;
-        resp->wr_rkey = pkt->rkey;
-        resp->wr_len = pkt->dma_len;
-        resp->wr_off = 0;
-        resp->in_write = !(f & QHCA_PKT_LAST);
-    }
-    if (pkt->paylen > resp->wr_len - resp->wr_off ||
-        ((f & QHCA_PKT_LAST) &&
-         resp->wr_off + pkt->paylen != resp->wr_len)) {
-        qhca_uc_drop_msg(s, qp, pkt,
-                         "RDMA WRITE payload does not match its length");
+    why = qhca_resp_place_write(s, qp, pkt, &nak);
+    if (why) {
+        qhca_uc_drop_msg(s, qp, pkt, why);
         return;
     }
-    if (pkt->paylen) {
-        uint64_t va = resp->wr_va + resp->wr_off;
-
-        mr = qhca_mr_lookup(s, resp->wr_rkey, qp->pdn, va, pkt->paylen,
-                            QHCA_ACCESS_REMOTE_WRITE);
-        if (!mr || !qhca_mr_copy(s, mr, va, (void *)pkt->payload,
-                                 pkt->paylen, true)) {
-            qhca_uc_drop_msg(s, qp, pkt, "RDMA WRITE target became invalid");
-            return;
-        }
-    }
-    resp->wr_off += pkt->paylen;
     resp->epsn = qhca_psn_add(pkt->psn, 1);
-    if (!(f & QHCA_PKT_LAST)) {
-        return;
-    }
-    resp->in_write = false;
-    if (!(f & QHCA_PKT_IMM)) {
+    if (!(f & QHCA_PKT_LAST) || !(f & QHCA_PKT_IMM)) {
         return;
     }
     /* The data is in place; only the immediate needs a receive WQE. */
-    if (!resp->have_rwqe) {
-        if (!qhca_resp_rwqe_ready(s, qp)) {
-            qhca_uc_drop_msg(s, qp, pkt, "no receive WQE for the immediate");
-            return;
-        }
-        status = qhca_resp_take_rwqe(s, qp);
-        if (status != QHCA_WC_SUCCESS) {
-            qhca_xport_recv_error(s, qp, pkt, status, "malformed receive WQE");
-            return;
-        }
+    if (!qhca_uc_rwqe(s, qp, pkt, "no receive WQE for the immediate")) {
+        return;
     }
     qhca_resp_complete(s, qp, QHCA_WC_RECV_RDMA_WITH_IMM, QHCA_WC_SUCCESS,
                        resp->wr_len, pkt);
@@ -465,52 +349,5 @@ void qhca_uc_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         qhca_uc_send(s, qp, pkt);
     } else {
         qhca_uc_write(s, qp, pkt);
-    }
-}
-
-/*
- * MODIFY_QP: the attributes UD and UC QPs require and allow in each
- * transition, as ib_modify_qp_is_ok() has them (P_Key index and port are
- * the driver's).  @t holds RC's on entry.
- */
-void qhca_xport_transition(uint8_t type, uint8_t cur, uint8_t next,
-                           uint32_t *required, uint32_t *optional)
-{
-    uint32_t opt = type == QHCA_QPT_UD ? QHCA_QP_ATTR_QKEY
-                                       : QHCA_QP_ATTR_ACCESS;
-
-    if (type == QHCA_QPT_XRC_INI && cur == QHCA_QPS_INIT &&
-        next == QHCA_QPS_RTR) {
-        /* No responder: its limits are optional (ib_modify_qp_is_ok). */
-        *required &= ~(QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                       QHCA_QP_ATTR_MIN_RNR_TIMER);
-        *optional |= QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                     QHCA_QP_ATTR_MIN_RNR_TIMER;
-        return;
-    }
-    if (type == QHCA_QPT_XRC_TGT && cur == QHCA_QPS_RTR &&
-        next == QHCA_QPS_RTS) {
-        /* No requester: only sq_psn and timeout are required. */
-        *optional |= *required & ~(QHCA_QP_ATTR_SQ_PSN |
-                                   QHCA_QP_ATTR_TIMEOUT);
-        *required &= QHCA_QP_ATTR_SQ_PSN | QHCA_QP_ATTR_TIMEOUT;
-        return;
-    }
-    if (type == QHCA_QPT_RC || type == QHCA_QPT_XRC_INI ||
-        type == QHCA_QPT_XRC_TGT || next == QHCA_QPS_RESET ||
-        next == QHCA_QPS_ERR || next == QHCA_QPS_SQD) {
-        return;
-    }
-    *required = 0;
-    *optional = opt;
-    if (cur == QHCA_QPS_RESET && type == QHCA_QPT_UD) {
-        *required = QHCA_QP_ATTR_QKEY;
-        *optional = 0;
-    } else if (cur == QHCA_QPS_INIT && next == QHCA_QPS_RTR &&
-               type == QHCA_QPT_UC) {
-        *required = QHCA_QP_ATTR_PATH | QHCA_QP_ATTR_DEST_QPN |
-                    QHCA_QP_ATTR_RQ_PSN;
-    } else if (cur == QHCA_QPS_RTR && next == QHCA_QPS_RTS) {
-        *required = QHCA_QP_ATTR_SQ_PSN;
     }
 }

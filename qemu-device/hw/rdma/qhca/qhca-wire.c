@@ -104,6 +104,64 @@ void qhca_wire_fini(QhcaState *s)
     }
 }
 
+/*
+ * The BTH opcode of a request packet, the first and/or last of its
+ * message, for a WQE whose opcode table row is @info: the row's IB packet
+ * family, with immediate data or an invalidate key in the last packet.
+ */
+uint8_t qhca_wire_req_opcode(const struct qhca_wr_info *info, bool first,
+                             bool last)
+{
+    bool imm = info->flags & QHCA_WR_F_IMM;
+    uint8_t base;
+
+    /* Both families list FIRST, MIDDLE, LAST, LAST_IMM, ONLY, ONLY_IMM. */
+    QEMU_BUILD_BUG_ON(QHCA_IB_WRITE_ONLY_IMM - QHCA_IB_WRITE_FIRST !=
+                      QHCA_IB_SEND_ONLY_IMM - QHCA_IB_SEND_FIRST);
+    switch (info->ib_family) {
+    case QHCA_IB_FAMILY_SEND:
+        if ((info->flags & QHCA_WR_F_INV) && last) {
+            return first ? QHCA_IB_SEND_ONLY_INV : QHCA_IB_SEND_LAST_INV;
+        }
+        base = QHCA_IB_SEND_FIRST;
+        break;
+    case QHCA_IB_FAMILY_WRITE:
+        base = QHCA_IB_WRITE_FIRST;
+        break;
+    case QHCA_IB_FAMILY_READ:
+        return QHCA_IB_READ_REQUEST;
+    case QHCA_IB_FAMILY_CMP_SWAP:
+        return QHCA_IB_COMPARE_SWAP;
+    case QHCA_IB_FAMILY_FETCH_ADD:
+        return QHCA_IB_FETCH_ADD;
+    default:
+        g_assert_not_reached();     /* memory operations send nothing */
+    }
+    /* The SEND opcodes, less SEND_FIRST, are the offsets in both. */
+    if (first && last) {
+        return base + (imm ? QHCA_IB_SEND_ONLY_IMM : QHCA_IB_SEND_ONLY) -
+               QHCA_IB_SEND_FIRST;
+    }
+    if (last) {
+        return base + (imm ? QHCA_IB_SEND_LAST_IMM : QHCA_IB_SEND_LAST) -
+               QHCA_IB_SEND_FIRST;
+    }
+    return first ? base : base + QHCA_IB_SEND_MIDDLE - QHCA_IB_SEND_FIRST;
+}
+
+/* The opcode of response packet @k of the @npkts an RDMA READ takes. */
+uint8_t qhca_wire_read_resp_opcode(uint32_t k, uint32_t npkts)
+{
+    if (npkts == 1) {
+        return QHCA_IB_READ_RESPONSE_ONLY;
+    }
+    if (k == 0) {
+        return QHCA_IB_READ_RESPONSE_FIRST;
+    }
+    return k + 1 == npkts ? QHCA_IB_READ_RESPONSE_LAST
+                          : QHCA_IB_READ_RESPONSE_MIDDLE;
+}
+
 /* A fresh packet from @qp, with its LRH and BTH filled in. */
 QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
                              uint32_t dest_qpn, uint32_t psn)

@@ -32,10 +32,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(QhcaState, QHCA)
 #define QHCA_MAX_CQS            65536
 #define QHCA_MAX_MRS            (1u << 23)  /* bit 31 of a key: an MW */
 #define QHCA_MAX_MWS            (1u << 23)
-#define QHCA_MAX_QP_WR          32768   /* 16-bit indices: see the spec */
 #define QHCA_MAX_CQE            32768
 #define QHCA_MAX_SRQS           65535       /* 16-bit srqn, 0 unused */
-#define QHCA_MAX_SRQ_WR         32768       /* 16-bit indices */
 #define QHCA_MAX_XRCDS          65535
 #define QHCA_MAX_MR_PAGES       (1u << 28)  /* 2 GiB of page lists */
 #define QHCA_MIN_MSIX_VECTORS   2
@@ -299,8 +297,6 @@ uint8_t qhca_mw_alloc(QhcaState *s, const QhcaCmd *cmd,
 uint8_t qhca_mw_dealloc(QhcaState *s, const QhcaCmd *cmd, uint32_t index);
 QhcaMr *qhca_mw_resolve(QhcaState *s, uint32_t key, uint32_t pdn,
                         uint64_t addr, uint64_t len, uint8_t access);
-uint8_t qhca_local_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
-                         const struct qhca_sq_wqe *h, const char **why);
 uint8_t qhca_local_exec(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
                         const char **why);
 bool qhca_invalidate(QhcaState *s, uint32_t pdn, uint32_t key);
@@ -334,6 +330,7 @@ void qhca_qp_error(QhcaState *s, QhcaQp *qp, enum qhca_event_type event);
 bool qhca_qp_flush(QhcaState *s, QhcaQp *qp);
 void qhca_qp_sq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi);
 void qhca_qp_rq_doorbell(QhcaState *s, QhcaQp *qp, uint16_t pi);
+uint8_t qhca_qp_transport(const QhcaQp *qp);
 
 /* qhca-srq.c */
 void qhca_srq_init(QhcaState *s);
@@ -365,6 +362,47 @@ void qhca_xrc_tgt_flush(QhcaState *s, QhcaQp *qp);
 uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
                        const struct qhca_cmd_modify_qp *p);
 
+/* qhca-wqe.c */
+bool qhca_swqe_read(QhcaState *s, QhcaQp *qp, uint16_t idx, QhcaSwqe *w,
+                    const char **why);
+uint8_t qhca_rq_take(QhcaState *s, QhcaQp *qp, QhcaRwqe *r);
+bool qhca_wqe_peek(QhcaState *s, QhcaQp *qp, bool sq, uint16_t idx,
+                   uint64_t *wr_id, uint8_t *wc_opcode);
+
+/* What qhca_rwqe_read() found in a receive slot of an RQ or an SRQ. */
+typedef enum QhcaRwqeRead {
+    QHCA_RWQE_OK,
+    QHCA_RWQE_HEADER_UNREADABLE,    /* the slot is not in guest RAM */
+    QHCA_RWQE_TOO_MANY_SGES,        /* more than the slot has room for */
+    QHCA_RWQE_SGES_UNREADABLE,
+} QhcaRwqeRead;
+
+unsigned qhca_rwqe_max_sge(unsigned stride_log2);
+QhcaRwqeRead qhca_rwqe_read(QhcaState *s, uint64_t slot, unsigned stride_log2,
+                            QhcaRwqe *r, uint8_t *num_sge);
+
+/*
+ * The slot of free-running index @idx in a ring of @entries (a power of
+ * two) slots of 2^@stride_log2 bytes.
+ */
+static inline uint64_t qhca_ring_slot(uint64_t ring, uint32_t entries,
+                                      unsigned stride_log2, uint16_t idx)
+{
+    return ring + ((uint64_t)(idx & (entries - 1)) << stride_log2);
+}
+
+static inline uint64_t qhca_sq_slot(const QhcaQp *qp, uint16_t idx)
+{
+    return qhca_ring_slot(qp->sq_addr, qp->sq_entries, qp->sq_stride_log2,
+                          idx);
+}
+
+static inline uint64_t qhca_rq_slot(const QhcaQp *qp, uint16_t idx)
+{
+    return qhca_ring_slot(qp->rq_addr, qp->rq_entries, qp->rq_stride_log2,
+                          idx);
+}
+
 /* qhca-engine.c */
 void qhca_engine_init(QhcaState *s);
 void qhca_engine_fini(QhcaState *s);
@@ -385,6 +423,9 @@ QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
                              uint32_t dest_qpn, uint32_t psn);
 void qhca_wire_send(QhcaState *s, QhcaPacket *pkt);
 void qhca_wire_drain(QhcaState *s);
+uint8_t qhca_wire_req_opcode(const struct qhca_wr_info *info, bool first,
+                             bool last);
+uint8_t qhca_wire_read_resp_opcode(uint32_t k, uint32_t npkts);
 
 /* qhca-fault.c */
 void qhca_fault_class_init(ObjectClass *klass);
@@ -398,19 +439,13 @@ bool qhca_fault_wire_drop(QhcaState *s, const char **why);
 bool qhca_req_step(QhcaState *s, QhcaQp *qp);
 void qhca_req_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 void qhca_req_timer(QhcaState *s, QhcaQp *qp);
-uint8_t qhca_wc_opcode(uint8_t wr_opcode);
 
 /* qhca-ud.c: UD and UC */
-uint8_t qhca_xport_check_wqe(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
-                             const struct qhca_sq_wqe *h, const char **why);
 void qhca_xport_fill_packet(QhcaState *s, QhcaQp *qp, const QhcaSwqe *w,
                             QhcaPacket *pkt);
-uint8_t qhca_qp_transport(const QhcaQp *qp);
 void qhca_ud_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 void qhca_uc_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 void qhca_ud_fill_cqe(QhcaQp *qp, const QhcaPacket *pkt, struct qhca_cqe *cqe);
-void qhca_xport_transition(uint8_t type, uint8_t cur, uint8_t next,
-                           uint32_t *required, uint32_t *optional);
 void qhca_ud_receive_mcast(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 
 /* qhca-mcast.c */
@@ -424,19 +459,11 @@ bool qhca_mcast_deliver(QhcaState *s, const QhcaPacket *pkt);
 bool qhca_resp_step(QhcaState *s, QhcaQp *qp);
 void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 bool qhca_resp_rwqe_ready(QhcaState *s, QhcaQp *qp);
-
-/* What qhca_rwqe_read() found in a receive slot of an RQ or an SRQ. */
-typedef enum QhcaRwqeRead {
-    QHCA_RWQE_OK,
-    QHCA_RWQE_HEADER_UNREADABLE,    /* the slot is not in guest RAM */
-    QHCA_RWQE_TOO_MANY_SGES,        /* more than the slot has room for */
-    QHCA_RWQE_SGES_UNREADABLE,
-} QhcaRwqeRead;
-
-unsigned qhca_rwqe_max_sge(unsigned stride_log2);
-QhcaRwqeRead qhca_rwqe_read(QhcaState *s, uint64_t slot, unsigned stride_log2,
-                            QhcaRwqe *r, uint8_t *num_sge);
 uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp);
+uint8_t qhca_resp_place_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
+                             const char **why);
+const char *qhca_resp_place_write(QhcaState *s, QhcaQp *qp,
+                                  const QhcaPacket *pkt, uint8_t *nak);
 bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
                         uint8_t status, uint32_t byte_len,
                         const QhcaPacket *pkt);
