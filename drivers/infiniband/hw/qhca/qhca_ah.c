@@ -10,9 +10,6 @@
 
 #include "qhca.h"
 
-#define QHCA_AH_SL_MAX		15
-#define QHCA_AH_FLOW_LABEL_MAX	0xfffff
-
 int qhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata)
 {
@@ -24,7 +21,7 @@ int qhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		return -EOPNOTSUPP;
 	if (attr->type != RDMA_AH_ATTR_TYPE_IB ||
 	    rdma_ah_get_port_num(attr) != 1 ||
-	    rdma_ah_get_sl(attr) > QHCA_AH_SL_MAX)
+	    rdma_ah_get_sl(attr) > QHCA_AV_SL_MAX)
 		return -EINVAL;
 
 	ah->dlid = cpu_to_le16(rdma_ah_get_dlid(attr));
@@ -35,7 +32,7 @@ int qhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 
 		/* The port's GID table has one entry. */
 		if (grh->sgid_index != 0 ||
-		    grh->flow_label > QHCA_AH_FLOW_LABEL_MAX)
+		    grh->flow_label > QHCA_AV_FLOW_LABEL_MAX)
 			return -EINVAL;
 		ah->av_flags = QHCA_AV_F_GRH;
 		memcpy(ah->dgid, grh->dgid.raw, sizeof(ah->dgid));

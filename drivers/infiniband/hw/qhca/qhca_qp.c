@@ -21,17 +21,6 @@ static_assert((int)QHCA_QPT_RC == (int)IB_QPT_RC);
 static_assert((int)QHCA_QPT_UC == (int)IB_QPT_UC);
 static_assert((int)QHCA_QPT_UD == (int)IB_QPT_UD);
 
-/*
- * Producer indices are free-running 16-bit values in the doorbell: a ring
- * larger than half their range could not tell full from empty.
- */
-#define QHCA_WQ_MAX_DEPTH_LOG2	15
-
-#define QHCA_PSN_MAX		0xffffff
-#define QHCA_QPN_MAX		0xffffff
-#define QHCA_RETRY_MAX		7
-#define QHCA_RNR_TIMER_MAX	31
-
 /* The ib_qp_attr_mask bits modify_qp understands. */
 #define QHCA_QP_ATTR_MASK_SUPPORTED \
 	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS | \
@@ -424,19 +413,19 @@ static int qhca_qp_attr_to_cmd(struct qhca_dev *dev, struct qhca_qp *qp,
 		hw_mask |= QHCA_QP_ATTR_QKEY;
 	}
 	if (mask & IB_QP_DEST_QPN) {
-		if (attr->dest_qp_num > QHCA_QPN_MAX)
+		if (attr->dest_qp_num & ~QHCA_QPN_MASK)
 			return -EINVAL;
 		cmd->dest_qpn = cpu_to_le32(attr->dest_qp_num);
 		hw_mask |= QHCA_QP_ATTR_DEST_QPN;
 	}
 	if (mask & IB_QP_RQ_PSN) {
-		if (attr->rq_psn > QHCA_PSN_MAX)
+		if (attr->rq_psn & ~QHCA_PSN_MASK)
 			return -EINVAL;
 		cmd->rq_psn = cpu_to_le32(attr->rq_psn);
 		hw_mask |= QHCA_QP_ATTR_RQ_PSN;
 	}
 	if (mask & IB_QP_SQ_PSN) {
-		if (attr->sq_psn > QHCA_PSN_MAX)
+		if (attr->sq_psn & ~QHCA_PSN_MASK)
 			return -EINVAL;
 		cmd->sq_psn = cpu_to_le32(attr->sq_psn);
 		hw_mask |= QHCA_QP_ATTR_SQ_PSN;
@@ -448,19 +437,19 @@ static int qhca_qp_attr_to_cmd(struct qhca_dev *dev, struct qhca_qp *qp,
 		hw_mask |= QHCA_QP_ATTR_TIMEOUT;
 	}
 	if (mask & IB_QP_RETRY_CNT) {
-		if (attr->retry_cnt > QHCA_RETRY_MAX)
+		if (attr->retry_cnt > QHCA_RETRY_CNT_MAX)
 			return -EINVAL;
 		cmd->retry_cnt = attr->retry_cnt;
 		hw_mask |= QHCA_QP_ATTR_RETRY_CNT;
 	}
 	if (mask & IB_QP_RNR_RETRY) {
-		if (attr->rnr_retry > QHCA_RETRY_MAX)
+		if (attr->rnr_retry > QHCA_RNR_RETRY_MAX)
 			return -EINVAL;
 		cmd->rnr_retry = attr->rnr_retry;
 		hw_mask |= QHCA_QP_ATTR_RNR_RETRY;
 	}
 	if (mask & IB_QP_MIN_RNR_TIMER) {
-		if (attr->min_rnr_timer > QHCA_RNR_TIMER_MAX)
+		if (attr->min_rnr_timer > QHCA_MIN_RNR_TIMER_MAX)
 			return -EINVAL;
 		cmd->min_rnr_timer = attr->min_rnr_timer;
 		hw_mask |= QHCA_QP_ATTR_MIN_RNR_TIMER;

@@ -19,9 +19,6 @@
 
 #include "qhca.h"
 
-/* 16-bit free-running indices in the doorbell: at most half their range. */
-#define QHCA_SRQ_MAX_DEPTH_LOG2	15
-
 static int qhca_srq_size(struct qhca_dev *dev, struct qhca_srq *srq,
 			 struct ib_srq_attr *attr)
 {
@@ -33,7 +30,7 @@ static int qhca_srq_size(struct qhca_dev *dev, struct qhca_srq *srq,
 	    attr->max_sge > max_sge)
 		return -EINVAL;
 	log2 = order_base_2(max(attr->max_wr, 2U));
-	if (log2 > ilog2(max_wr) || log2 > QHCA_SRQ_MAX_DEPTH_LOG2)
+	if (log2 > ilog2(max_wr) || log2 > QHCA_WQ_MAX_DEPTH_LOG2)
 		return -EINVAL;
 	stride = roundup_pow_of_two(sizeof(struct qhca_rq_wqe) +
 				    max(attr->max_sge, 1U) *
