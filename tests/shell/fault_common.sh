@@ -4,16 +4,17 @@
 # under streaming processes in much the same way: paths, the fault_helper
 # processes they track and clean up (leaving qhca loaded), TAP results,
 # the waits on the port and on the helpers' progress files, the helpers
-# that must see DEVICE_FATAL, and the device's object counts.
+# that must see DEVICE_FATAL, and the device's object counts (every file
+# of hw_objects/, hw_objects.sh).
 # Environment: QHCA_KO, QHCA_TOP, QHCA_TEST_BIN (where fault_helper is).
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$tests_dir/kernel_log.sh"
+. "$tests_dir/hw_objects.sh"
 QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 : "${QHCA_KO:=$QHCA_TOP/drivers/infiniband/hw/qhca/qhca.ko}"
 helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests}/fault_helper
 ibdev=/sys/class/infiniband/qhca0
-objs=$ibdev/hw_objects
 procs=3
 pairs=4
 
@@ -112,25 +113,11 @@ helpers_fatal() {
 	pids=()
 }
 
-# fresh_device TRAFFIC...: the device holds no user object and
-# "$helper" check TRAFFIC moves verified data; else $counts (uars pds cqs
-# qps mrs) and $out say what is wrong.
+# fresh_device TRAFFIC...: the device holds no object but the driver's
+# own, of any type, and "$helper" check TRAFFIC moves verified data; else
+# $counts (every hw_objects count) and $out say what is wrong.
 fresh_device() {
-	local f
-	counts=""
+	counts=$(hw_objects)
 	out=""
-	for f in uars pds cqs qps mrs; do
-		counts+="$(cat "$ibdev/hw_objects/$f" 2>/dev/null)"
-	done
-	[ "$counts" = 00000 ] && out=$("$helper" check "$@" 2>&1)
-}
-
-# counters: "name=value ..." for every user-object counter, or nothing.
-counters() {
-	local f out=""
-	for f in uars pds cqs qps mrs srqs; do
-		[ -f "$objs/$f" ] || continue
-		out+="${out:+ }$f=$(cat "$objs/$f" 2>/dev/null)" || return
-	done
-	echo "$out"
+	hw_objects_unused "$counts" && out=$("$helper" check "$@" 2>&1)
 }

@@ -60,16 +60,34 @@ wait_back() {
 	return 1
 }
 
+# wait_writing SECONDS: within SECONDS, a process is blocked in write(2)
+# on $inject, that is an aq_hang waits for its admin command (the device
+# took the command and does not answer).  A process's /proc/PID/syscall
+# starts with the number of the system call it is blocked in: 1 is write
+# on x86-64, the guest's architecture.
+wait_writing() {
+	local end=$((SECONDS + $1)) fd pid nr
+	while [ $SECONDS -lt $end ]; do
+		for fd in /proc/[0-9]*/fd/*; do
+			[ "$fd" -ef "$inject" ] || continue
+			pid=${fd#/proc/}
+			pid=${pid%%/*}
+			read -r nr _ < "/proc/$pid/syscall" 2>/dev/null || continue
+			[ "$nr" = 1 ] && return 0
+		done
+		sleep 0.05
+	done
+	return 1
+}
+
 # objects: the device's live objects as its driver reads them, then as
 # ib_core tracks them for qhca0; empty if either cannot be read.
 objects() {
-	local f val out=""
-	for f in uars pds eqs cqs qps mrs srqs; do
-		val=$(cat "$ibdev/hw_objects/$f" 2>/dev/null) || return
-		out+="$f=$val "
-	done
+	local out val
+	out=$(hw_objects)
+	[ -n "$out" ] || return
 	val=$(rdma res show 2>/dev/null | grep -w qhca0) || return
-	echo "$out| ${val#*qhca0: }"
+	echo "$out | ${val#*qhca0: }"
 }
 
 # pins: user pages pinned system-wide.  An MR pins its pages until the
@@ -240,7 +258,7 @@ pci=$(basename "$(readlink -f "$ibdev/device")")
 drv=/sys/bus/pci/drivers/qhca
 ( write_inject aq_hang > "$tmp/hang" ) &
 writer=$!
-sleep 1
+wait_writing $aq_timeout || echo "# the aq_hang write did not block within $aq_timeout s"
 start=$(now_ms)
 unbind_ok=0
 timeout 60 sh -c "echo $pci > $drv/unbind" && [ ! -e "$ibdev" ] && unbind_ok=1
@@ -264,7 +282,7 @@ mark2="qhca fault_hang two writers $$ $(date +%s)"
 echo "$mark2" > /dev/kmsg
 ( write_inject aq_hang > "$tmp/hang1" ) &
 w1=$!
-sleep 1
+wait_writing $aq_timeout || echo "# the first aq_hang write did not block within $aq_timeout s"
 ( write_inject aq_hang > "$tmp/hang2" ) &
 w2=$!
 wait "$w1" "$w2"

@@ -30,7 +30,7 @@ echo "1..5"
 
 begin_test fault_kill
 
-base=$(counters)
+base=$(hw_objects)
 base_res=$(res)
 echo "# before: $base; rdma res: ${base_res:-none}"
 
@@ -58,7 +58,8 @@ for r in $(seq "$rounds"); do
 	done
 	[ "$n" = "$procs" ] ||
 		bad+=" round $r: $n of $procs streaming ($(cat "$tmp"/err* | tr '\n' ' '));"
-	# Somewhere in the middle of the traffic.
+	# Somewhere in the middle of the traffic: a random moment on purpose,
+	# not a wait for anything.
 	sleep "0.$((RANDOM % 10))"
 	for pid in "${pids[@]}"; do
 		if ! kill -0 "$pid" 2>/dev/null; then
@@ -81,7 +82,7 @@ fi
 # ib_uverbs tears the killed processes' objects down as their files close.
 now=""
 for _ in $(seq 100); do
-	now=$(counters)
+	now=$(hw_objects)
 	[ "$now" = "$base" ] && break
 	sleep 0.1
 done

@@ -37,7 +37,7 @@ if [ -z "$max_qp" ] || [ "$max_qp" -lt "$qps" ]; then
 fi
 echo "1..4"
 pairs=$((qps / procs / 2))
-base=$(counters)
+base=$(hw_objects)
 echo "# before: $base"
 
 # The guest's lowest MemAvailable while the load runs, for the log.
@@ -84,7 +84,7 @@ else
 	result "not ok" "$n of $procs processes verified all their messages"
 fi
 
-now=$(counters)
+now=$(hw_objects)
 if [ -n "$base" ] && [ "$now" = "$base" ]; then
 	result ok "device objects back to the start: $now"
 else

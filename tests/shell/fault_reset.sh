@@ -50,7 +50,7 @@ fi
 if fresh_device 2 200; then
 	result ok "after the reset: no user objects, verified traffic"
 else
-	result "not ok" "after the reset: uars pds cqs qps mrs = $counts; $out"
+	result "not ok" "after the reset: objects ${counts:-unreadable}; $out"
 fi
 
 # Idle resets, back to back: the device comes back each time.

@@ -11,12 +11,12 @@
 # Environment: QHCA_TOP (the repository, default this script's parent).
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/hw_objects.sh"
 
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 ko=$QHCA_TOP/tests/kernel/qhca_kverbs_test.ko
 mod=qhca_kverbs_test
-objs=/sys/class/infiniband/qhca0/hw_objects
 
 num=0
 failed=0
@@ -25,16 +25,6 @@ result() {
 	num=$((num + 1))
 	printf '%s %d %s\n' "$1" "$num" "$2"
 	[ "$1" = ok ] || failed=1
-}
-
-# counters: "name=value ..." for every hw_objects counter, or nothing.
-counters() {
-	local f out=""
-	for f in "$objs"/*; do
-		[ -f "$f" ] || continue
-		out+="${out:+ }${f##*/}=$(cat "$f" 2>/dev/null)"
-	done
-	echo "$out"
 }
 
 echo "TAP version 13"
@@ -46,7 +36,7 @@ if [ ! -f "$ko" ]; then
 fi
 [ -e /sys/module/$mod ] && rmmod $mod
 
-before=$(counters)
+before=$(hw_objects)
 echo "# hw_objects before: ${before:-unreadable}"
 
 marker="qhca kernel-consumer $$ $(date +%s)"
@@ -82,10 +72,10 @@ else
 	result "not ok" "rmmod $mod"
 fi
 
-after=$(counters)
+after=$(hw_objects)
 echo "# hw_objects after: ${after:-unreadable}"
 if [ -z "$before" ]; then
-	result "not ok" "hw_objects: cannot read $objs"
+	result "not ok" "hw_objects: cannot read $hw_objects_dir"
 elif [ "$after" != "$before" ]; then
 	result "not ok" "hw_objects: $after, expected $before"
 else

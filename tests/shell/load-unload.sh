@@ -2,19 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Unload and reload qhca.ko many times: each load must bring qhca0 back with
-# its port ACTIVE, leave no user object behind in the device (no doorbell
-# page, PD, CQ, QP or MR; only the driver's own event queues, as many as on
-# the first load) and the kernel log must stay free of warnings.  TAP output.
+# its port ACTIVE, leave no user object behind in the device (no object of
+# any type hw_objects/ counts but the driver's own event queues, as many as
+# on the first load) and the kernel log must stay free of warnings.  TAP
+# output.
 #
 # Environment: QHCA_KO (path of qhca.ko, set by the guest bench),
 # QHCA_RELOADS (rounds, default 20).
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/hw_objects.sh"
 
 : "${QHCA_KO:?QHCA_KO must name qhca.ko}"
 rounds=${QHCA_RELOADS:-20}
 ibdev=/sys/class/infiniband/qhca0
-objs=$ibdev/hw_objects
 
 num=0
 failed=0
@@ -34,24 +35,6 @@ wait_active() {
 		sleep 0.1
 	done
 	return 1
-}
-
-# counters: "uars pds eqs cqs qps mrs" from the driver, or nothing.
-names="uars pds eqs cqs qps mrs"
-counters() {
-	local name val out=""
-	for name in $names; do
-		val=$(cat "$objs/$name" 2>/dev/null) || return
-		out+="${out:+ }$val"
-	done
-	echo "$out"
-}
-
-# user_objects_gone COUNTERS: all but the driver's EQs are zero.
-user_objects_gone() {
-	local u p e c q m
-	read -r u p e c q m <<< "$1"
-	[ "$u$p$c$q$m" = 00000 ]
 }
 
 # reload: one round; prints why it failed, if it did.
@@ -76,15 +59,15 @@ modprobe ib_uverbs
 if [ ! -e /sys/module/qhca ]; then
 	insmod "$QHCA_KO" && wait_active
 fi
-first=$(counters)
-echo "# after the first load: $names = ${first:-unreadable}"
+first=$(hw_objects)
+echo "# after the first load: ${first:-unreadable}"
 
 bad_counters=""
 for r in $(seq "$rounds"); do
 	if why=$(reload); then
-		now=$(counters)
+		now=$(hw_objects)
 		if [ -z "$now" ] || [ "$now" != "$first" ] ||
-		   ! user_objects_gone "$now"; then
+		   ! hw_objects_unused "$now"; then
 			bad_counters+=" round $r: ${now:-unreadable};"
 		fi
 		result ok "reload $r: qhca0 ACTIVE"
@@ -95,11 +78,13 @@ done
 
 # Only the driver's EQs after every reload, as many as on the first load.
 if [ -z "$first" ]; then
-	result "not ok" "object counters: cannot read $objs"
+	result "not ok" "object counters: cannot read $hw_objects_dir"
+elif ! hw_objects_unused "$first"; then
+	result "not ok" "object counters on the first load: $first, expected only the driver's $hw_objects_driver_own"
 elif [ -n "$bad_counters" ]; then
-	result "not ok" "object counters ($names, expected $first):$bad_counters"
+	result "not ok" "object counters (expected $first):$bad_counters"
 else
-	result ok "object counters after every reload: $first ($names)"
+	result ok "object counters after every reload: $first"
 fi
 
 check_kernel_log "$marker" "during the reloads"
