@@ -18,8 +18,6 @@
 #define DP_PAGE             4096u
 #define DP_MAX_PAGES        1100
 #define DP_IOVA             0x7f1234560000ull
-#define DP_MTU_1024         3               /* enum ib_mtu */
-#define DP_LID              1               /* the port's LID */
 #define DP_EVENTS           ((1u << QHCA_EVENT_COMPLETION) | \
                              (1u << QHCA_EVENT_CQ_ERROR) | \
                              (1u << QHCA_EVENT_QP_FATAL) | \
@@ -40,19 +38,6 @@ typedef struct DpMr {
     uint64_t pages[DP_MAX_PAGES];
     uint32_t key;               /* lkey and rkey */
 } DpMr;
-
-typedef struct DpQp {
-    uint32_t qpn;
-    uint32_t uar;
-    uint64_t sq;
-    uint64_t rq;
-    uint32_t sq_entries;
-    uint32_t rq_entries;
-    uint32_t sq_stride;
-    uint32_t rq_stride;
-    uint16_t sq_pi;
-    uint16_t rq_pi;
-} DpQp;
 
 /* ------------------------------------------------------------------ */
 /* Setup                                                               */
@@ -83,10 +68,7 @@ static struct qhca_eqe dp_event(Dp *dp, bool wait)
 
 static void dp_expect_event(Dp *dp, uint8_t type, uint32_t data)
 {
-    struct qhca_eqe e = dp_event(dp, true);
-
-    g_assert_cmpuint(e.type, ==, type);
-    g_assert_cmpuint(le32_to_cpu(e.data), ==, data);
+    qt_eq_expect(dp->t, &dp->eq, type, data);
 }
 
 /* ------------------------------------------------------------------ */
@@ -219,60 +201,25 @@ static uint8_t dp_create_cq_cmd(Dp *dp, struct qhca_cmd_create_cq *c,
 
 static QhcaCq *dp_cq(Dp *dp, uint8_t depth_log2)
 {
-    QhcaCq *cq = g_new0(QhcaCq, 1);
-
-    qt_cq_init(dp->t, cq, depth_log2, dp->eq.eqn, dp->uar);
-    return cq;
+    return qt_cq_new(dp->t, depth_log2, dp->eq.eqn, dp->uar);
 }
 
 /* A CQE for @qpn's WQE @idx with @status and @opcode. */
-static struct qhca_cqe dp_expect(Dp *dp, QhcaCq *cq, DpQp *qp, uint16_t idx,
+static struct qhca_cqe dp_expect(Dp *dp, QhcaCq *cq, QhcaQp *qp, uint16_t idx,
                                  uint8_t opcode, uint8_t status)
 {
-    struct qhca_cqe cqe = qt_cq_take(dp->t, cq);
+    struct qhca_cqe cqe = qt_cq_expect(dp->t, cq, qp->qpn, opcode, status);
 
-    g_assert_cmpuint(cqe.status, ==, status);
-    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp->qpn);
     g_assert_cmpuint(le16_to_cpu(cqe.wqe_idx), ==, idx);
-    g_assert_cmpuint(cqe.opcode, ==, opcode);
     return cqe;
-}
-
-static void dp_arm(Dp *dp, QhcaCq *cq, bool sol)
-{
-    qt_db(dp->t, dp->uar, sol ? QHCA_DB_CQ_ARM_SOL : QHCA_DB_CQ_ARM,
-          cq->cqn, cq->ci);
 }
 
 /* ------------------------------------------------------------------ */
 /* Queue pairs                                                         */
 
-static struct qhca_cmd_create_qp dp_qp_params(Dp *dp, QhcaCq *scq, QhcaCq *rcq,
-                                              uint8_t sq_log2,
-                                              uint8_t sq_stride_log2,
-                                              uint8_t rq_log2,
-                                              uint8_t rq_stride_log2)
+static QhcaQpSpec dp_qp_spec(Dp *dp, QhcaCq *scq, QhcaCq *rcq)
 {
-    QhcaTest *t = dp->t;
-    struct qhca_cmd_create_qp c = {
-        .pdn = cpu_to_le32(dp->pdn),
-        .uar = cpu_to_le32(dp->uar),
-        .send_cqn = cpu_to_le16(scq->cqn),
-        .recv_cqn = cpu_to_le16(rcq->cqn),
-        .type = QHCA_QPT_RC,
-        .sq_depth_log2 = sq_log2,
-        .sq_stride_log2 = sq_stride_log2,
-        .rq_depth_log2 = rq_log2,
-        .rq_stride_log2 = rq_stride_log2,
-    };
-    uint64_t sq_size = 1ull << (sq_log2 + sq_stride_log2);
-    uint64_t rq_size = 1ull << (rq_log2 + rq_stride_log2);
-
-    c.sq_addr = cpu_to_le64(guest_alloc(&t->alloc, sq_size));
-    c.rq_addr = cpu_to_le64(guest_alloc(&t->alloc, rq_size));
-    qtest_memset(t->qts, le64_to_cpu(c.sq_addr), 0, sq_size);
-    qtest_memset(t->qts, le64_to_cpu(c.rq_addr), 0, rq_size);
-    return c;
+    return qt_rc_spec(dp->pdn, dp->uar, scq, rcq);
 }
 
 static uint8_t dp_create_qp_cmd(Dp *dp, struct qhca_cmd_create_qp *c,
@@ -281,123 +228,47 @@ static uint8_t dp_create_qp_cmd(Dp *dp, struct qhca_cmd_create_qp *c,
     return qt_cmd(dp->t, QHCA_CMD_CREATE_QP, c, sizeof(*c), qpn);
 }
 
-static DpQp *dp_qp_flags(Dp *dp, QhcaCq *scq, QhcaCq *rcq, uint8_t flags)
+static QhcaQp *dp_qp_flags(Dp *dp, QhcaCq *scq, QhcaCq *rcq, uint8_t flags)
 {
-    DpQp *qp = g_new0(DpQp, 1);
-    struct qhca_cmd_create_qp c = dp_qp_params(dp, scq, rcq, 4, 8, 4, 6);
+    QhcaQpSpec s = dp_qp_spec(dp, scq, rcq);
 
-    c.flags = flags;
-    g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &qp->qpn), ==,
-                     QHCA_AQ_SUCCESS);
-    qp->uar = dp->uar;
-    qp->sq = le64_to_cpu(c.sq_addr);
-    qp->rq = le64_to_cpu(c.rq_addr);
-    qp->sq_entries = 1u << c.sq_depth_log2;
-    qp->rq_entries = 1u << c.rq_depth_log2;
-    qp->sq_stride = 1u << c.sq_stride_log2;
-    qp->rq_stride = 1u << c.rq_stride_log2;
-    return qp;
+    s.flags = flags;
+    return qt_qp_new(dp->t, &s);
 }
 
-static DpQp *dp_qp(Dp *dp, QhcaCq *scq, QhcaCq *rcq)
+static QhcaQp *dp_qp(Dp *dp, QhcaCq *scq, QhcaCq *rcq)
 {
     return dp_qp_flags(dp, scq, rcq, 0);
 }
 
-static uint8_t dp_to_state(Dp *dp, DpQp *qp, uint8_t state, uint32_t mask)
+static uint8_t dp_to_state(Dp *dp, QhcaQp *qp, uint8_t state, uint32_t mask)
 {
-    struct qhca_cmd_modify_qp m = {
-        .qpn = cpu_to_le32(qp->qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | mask),
-        .state = state,
-    };
-
-    return qt_modify_qp(dp->t, &m);
+    return qt_qp_modify(dp->t, qp, state, mask, NULL);
 }
 
-static uint8_t dp_state(Dp *dp, DpQp *qp)
+/* The test's QPs send from DP_PSN + their QP number. */
+#define DP_PSN              0x1000
+
+static void dp_connect(Dp *dp, QhcaQp *a, QhcaQp *b)
 {
-    return qt_query_qp(dp->t, qp->qpn).state;
+    qt_qp_connect(dp->t, a, b, &qt_rc_path, DP_PSN);
+    qt_qp_connect(dp->t, b, a, &qt_rc_path, DP_PSN);
 }
 
-/* The attributes of a connection to @dest. */
-typedef struct DpPath {
-    uint16_t dlid;
-    uint8_t mtu;
-    uint8_t access;
-    uint8_t timeout;
-    uint8_t retry_cnt;
-    uint8_t rnr_retry;
-    uint8_t min_rnr_timer;
-} DpPath;
-
-static const DpPath dp_default_path = {
-    .dlid = DP_LID,
-    .mtu = DP_MTU_1024,
-    .access = QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_READ |
-              QHCA_ACCESS_REMOTE_ATOMIC,
-    .timeout = 14,
-    .retry_cnt = 7,
-    .rnr_retry = 7,
-    .min_rnr_timer = 1,
-};
-
-/* RESET -> INIT -> RTR -> RTS towards @dest. */
-static void dp_connect_path(Dp *dp, DpQp *qp, DpQp *dest, const DpPath *p)
-{
-    const QhcaPath path = {
-        .rc = true,
-        .dlid = p->dlid,
-        .mtu = p->mtu,
-        .access = p->access,
-        .rq_psn = 0x1000 + dest->qpn,
-        .sq_psn = 0x1000 + qp->qpn,
-        .max_dest_rd_atomic = 4,
-        .min_rnr_timer = p->min_rnr_timer,
-        .timeout = p->timeout,
-        .retry_cnt = p->retry_cnt,
-        .rnr_retry = p->rnr_retry,
-        .max_rd_atomic = 4,
-    };
-
-    qt_connect(dp->t, qp->qpn, dest->qpn, &path);
-    g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_RTS);
-}
-
-static void dp_connect(Dp *dp, DpQp *a, DpQp *b)
-{
-    dp_connect_path(dp, a, b, &dp_default_path);
-    dp_connect_path(dp, b, a, &dp_default_path);
-}
-
-/* Write a send WQE at the producer index; the doorbell is separate. */
-static uint16_t dp_post_send(Dp *dp, DpQp *qp, struct qhca_sq_wqe *w,
+/*
+ * Write a send WQE at the producer index, with @inl_len bytes of inline
+ * data after its header; the doorbell is separate.
+ */
+static uint16_t dp_post_send(Dp *dp, QhcaQp *qp, struct qhca_sq_wqe *w,
                              const struct qhca_sge *sge, unsigned nsge,
                              const void *inl, uint32_t inl_len)
 {
-    uint16_t idx = qp->sq_pi++;
-    uint64_t slot = qp->sq + (idx & (qp->sq_entries - 1)) * qp->sq_stride;
+    uint16_t idx = qt_qp_post_send(dp->t, qp, w, sge, nsge);
 
-    qt_write_wqe(dp->t, slot, w, sizeof(*w), sge, nsge);
     if (inl_len) {
-        qtest_memwrite(dp->t->qts, slot + sizeof(*w), inl, inl_len);
+        qtest_memwrite(dp->t->qts, qt_qp_sq_slot(qp, idx) + sizeof(*w), inl,
+                       inl_len);
     }
-    return idx;
-}
-
-static void dp_ring_sq(Dp *dp, DpQp *qp)
-{
-    qt_db(dp->t, qp->uar, QHCA_DB_SQ, qp->qpn, qp->sq_pi);
-}
-
-static uint16_t dp_post_recv(Dp *dp, DpQp *qp, uint64_t wr_id,
-                             const struct qhca_sge *sge, unsigned nsge)
-{
-    uint16_t idx = qp->rq_pi++;
-    uint64_t slot = qp->rq + (idx & (qp->rq_entries - 1)) * qp->rq_stride;
-
-    qt_write_rwqe(dp->t, slot, wr_id, sge, nsge);
-    qt_db(dp->t, qp->uar, QHCA_DB_RQ, qp->qpn, qp->rq_pi);
     return idx;
 }
 
@@ -428,20 +299,10 @@ static void dp_remote(struct qhca_sq_wqe *w, DpMr *mr, uint64_t off)
     w->rkey = cpu_to_le32(mr->key);
 }
 
-/*
- * Wait until counter @i reaches @value.  The engine counts under the lock
- * it arms its timers with: once a NAK or a retry is counted, the timer
- * that follows it is armed, and the test may step the clock.
- */
+/* Wait until counter @i reaches @value, and goes no further. */
 static void dp_wait_counter(Dp *dp, enum qhca_counter i, uint64_t value)
 {
-    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
-
-    while (qt_counter(dp->t, i) < value) {
-        g_assert(g_get_monotonic_time() < end);
-        g_usleep(1000);
-    }
-    g_assert_cmpuint(qt_counter(dp->t, i), ==, value);
+    g_assert_cmpuint(qt_wait_counter(dp->t, i, value), ==, value);
 }
 
 static void dp_assert_dp_objects(Dp *dp, uint32_t cqs, uint32_t qps,
@@ -705,10 +566,16 @@ static void test_qp_create(void)
     Dp *dp = dp_start(",max-qps=2,max-qp-wr=256");
     QhcaTest *t = dp->t;
     QhcaCq *cq = dp_cq(dp, 4);
-    struct qhca_cmd_create_qp good = dp_qp_params(dp, cq, cq, 8, 10, 8, 10);
-    struct qhca_cmd_create_qp c;
+    QhcaQpSpec spec = dp_qp_spec(dp, cq, cq);
+    struct qhca_cmd_create_qp good, c;
+    QhcaQp qp;
     uint32_t qpn, qpn2, other;
 
+    spec.sq_log2 = 8;
+    spec.sq_stride_log2 = 10;
+    spec.rq_log2 = 8;
+    spec.rq_stride_log2 = 10;
+    good = qt_qp_prepare(t, &qp, &spec);
     c = good;
     c.type = 5;                 /* no such type: 1.2 made 3 UC and 4 UD */
     g_assert_cmpuint(dp_create_qp_cmd(dp, &c, &other), ==, QHCA_AQ_BAD_PARAM);
@@ -796,8 +663,8 @@ static void test_qp_states(void)
 {
     Dp *dp = dp_start(NULL);
     QhcaCq *cq = dp_cq(dp, 4);
-    DpQp *qp = dp_qp(dp, cq, cq);
-    DpQp *peer = dp_qp(dp, cq, cq);
+    QhcaQp *qp = dp_qp(dp, cq, cq);
+    QhcaQp *peer = dp_qp(dp, cq, cq);
     struct qhca_cmd_modify_qp m;
     struct qhca_qp_attr a;
     uint32_t rtr_mask = QHCA_QP_ATTR_PATH | QHCA_QP_ATTR_DEST_QPN |
@@ -822,7 +689,7 @@ static void test_qp_states(void)
                      ==, QHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RESET,
                                  QHCA_QP_ATTR_ACCESS), ==, QHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_RESET);
+    g_assert_cmpuint(qt_qp_state(dp->t, qp), ==, QHCA_QPS_RESET);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
                      QHCA_AQ_SUCCESS);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, QHCA_QP_ATTR_ACCESS),
@@ -833,7 +700,7 @@ static void test_qp_states(void)
         .qpn = cpu_to_le32(qp->qpn),
         .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | rtr_mask),
         .state = QHCA_QPS_RTR,
-        .dlid = cpu_to_le16(DP_LID),
+        .dlid = cpu_to_le16(QT_LID),
         .path_mtu = 6,
         .dest_qpn = cpu_to_le32(peer->qpn),
         .rq_psn = cpu_to_le32(0x123456),
@@ -863,13 +730,13 @@ static void test_qp_states(void)
     m.rsvd = 1;
     g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_BAD_PARAM);
     m.rsvd = 0;
-    g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_INIT);
+    g_assert_cmpuint(qt_qp_state(dp->t, qp), ==, QHCA_QPS_INIT);
     g_assert_cmpuint(qt_modify_qp(dp->t, &m), ==, QHCA_AQ_SUCCESS);
     a = qt_query_qp(dp->t, qp->qpn);
     g_assert_cmpuint(a.state, ==, QHCA_QPS_RTR);
     g_assert_cmphex(le32_to_cpu(a.rq_psn), ==, 0x123456);
     g_assert_cmpuint(le32_to_cpu(a.dest_qpn), ==, peer->qpn);
-    g_assert_cmpuint(le16_to_cpu(a.dlid), ==, DP_LID);
+    g_assert_cmpuint(le16_to_cpu(a.dlid), ==, QT_LID);
     g_assert_cmpuint(a.path_mtu, ==, 5);
     g_assert_cmpuint(a.min_rnr_timer, ==, 12);
 
@@ -915,7 +782,7 @@ static void test_qp_states(void)
                      QHCA_AQ_BAD_STATE);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_SQD, 0), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(dp_state(dp, qp), ==, QHCA_QPS_SQD);
+    g_assert_cmpuint(qt_qp_state(dp->t, qp), ==, QHCA_QPS_SQD);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_SQE, 0), ==,
                      QHCA_AQ_BAD_STATE);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_RTS, QHCA_QP_ATTR_ACCESS),
@@ -964,8 +831,8 @@ typedef struct DpPair {
     Dp *dp;
     QhcaCq *cq_a;               /* A's sends and receives */
     QhcaCq *cq_b;
-    DpQp *a;
-    DpQp *b;
+    QhcaQp *a;
+    QhcaQp *b;
 } DpPair;
 
 static DpPair dp_pair(const char *props)
@@ -1010,7 +877,7 @@ static void test_write(void)
 
     dp_remote(&w, dst, 1000);
     idx = dp_post_send(dp, p.a, &w, sge, 2, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_WRITE,
                     QHCA_WC_SUCCESS);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x1111);
@@ -1029,7 +896,7 @@ static void test_write(void)
     /* 10 data packets, at least one ACK. */
     g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_TX_PACKETS), >=, 11);
     g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_DOORBELLS), >=, 1);
-    g_assert_cmpuint(dp_state(dp, p.a), ==, QHCA_QPS_RTS);
+    g_assert_cmpuint(qt_qp_state(dp->t, p.a), ==, QHCA_QPS_RTS);
     g_free(src);
     g_free(dst);
     dp_pair_free(&p);
@@ -1053,12 +920,12 @@ static void test_send(void)
     uint16_t ridx, idx;
 
     /* 4500 bytes into a 1000 + 4000 byte receive WQE. */
-    ridx = dp_post_recv(dp, p.b, 0xb0b, rsge, 2);
+    ridx = qt_qp_post_recv(dp->t, p.b, 0xb0b, rsge, 2);
     w = dp_wqe(0xa0a, QHCA_WR_SEND_WITH_IMM,
                QHCA_WQE_F_SIGNALED | QHCA_WQE_F_SOLICITED, 1);
     w.imm_data = cpu_to_be32(0xdeadbeef);
     idx = dp_post_send(dp, p.a, &w, &ssge, 1, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
 
     cqe = dp_expect(dp, p.cq_b, p.b, ridx, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0xb0b);
@@ -1066,21 +933,21 @@ static void test_send(void)
     g_assert_cmphex(cqe.imm_data, ==, cpu_to_be32(0xdeadbeef));
     g_assert_cmphex(cqe.flags, ==, QHCA_CQE_F_IMM | QHCA_CQE_F_SOLICITED);
     g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, p.a->qpn);
-    g_assert_cmpuint(le16_to_cpu(cqe.slid), ==, DP_LID);
+    g_assert_cmpuint(le16_to_cpu(cqe.slid), ==, QT_LID);
     cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0xa0a);
     dp_mr_check(dp, dst, 0, data + 100, 1000);
     dp_mr_check(dp, dst, 2000, data + 1100, 3500);
 
     /* Inline, unsignaled, then a signaled zero-length SEND. */
-    ridx = dp_post_recv(dp, p.b, 1, rsge, 2);
-    dp_post_recv(dp, p.b, 2, NULL, 0);
+    ridx = qt_qp_post_recv(dp->t, p.b, 1, rsge, 2);
+    qt_qp_post_recv(dp->t, p.b, 2, NULL, 0);
     w = dp_wqe(3, QHCA_WR_SEND, QHCA_WQE_F_INLINE, 0);
     w.inline_len = cpu_to_le32(sizeof(inl));
     dp_post_send(dp, p.a, &w, NULL, 0, inl, sizeof(inl));
     w = dp_wqe(4, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
     idx = dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     cqe = dp_expect(dp, p.cq_b, p.b, ridx, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(inl));
     g_assert_cmpuint(cqe.flags, ==, 0);
@@ -1105,8 +972,8 @@ static void test_write_imm(void)
 {
     Dp *dp = dp_start(NULL);
     QhcaCq *cq = dp_cq(dp, 6);
-    DpQp *a = dp_qp_flags(dp, cq, cq, QHCA_QP_F_SQ_SIG_ALL);
-    DpQp *b = dp_qp(dp, cq, cq);
+    QhcaQp *a = dp_qp_flags(dp, cq, cq, QHCA_QP_F_SQ_SIG_ALL);
+    QhcaQp *b = dp_qp(dp, cq, cq);
     DpMr *src = dp_mr(dp, 3000, 0);
     DpMr *dst = dp_mr(dp, 3000, QHCA_ACCESS_LOCAL_WRITE |
                       QHCA_ACCESS_REMOTE_WRITE);
@@ -1117,11 +984,11 @@ static void test_write_imm(void)
     uint16_t ridx, idx;
 
     dp_connect(dp, a, b);
-    ridx = dp_post_recv(dp, b, 8, NULL, 0);
+    ridx = qt_qp_post_recv(dp->t, b, 8, NULL, 0);
     dp_remote(&w, dst, 0);
     w.imm_data = cpu_to_be32(0x12345678);
     idx = dp_post_send(dp, a, &w, &sge, 1, NULL, 0);
-    dp_ring_sq(dp, a);
+    qt_qp_ring_sq(dp->t, a);
 
     /* One CQ: the receive completes before the ACK reaches A. */
     cqe = dp_expect(dp, cq, b, ridx, QHCA_WC_RECV_RDMA_WITH_IMM,
@@ -1173,7 +1040,7 @@ static void test_read_atomic(void)
 
     dp_remote(&w, remote, 20);
     idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_RDMA_READ,
                     QHCA_WC_SUCCESS);
     g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 9000);
@@ -1186,7 +1053,7 @@ static void test_read_atomic(void)
     w.compare_add = cpu_to_le64(0x1122334455667788ull);
     w.swap = cpu_to_le64(0xaaaabbbbccccddddull);
     idx = dp_post_send(dp, p.a, &w, &res, 1, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_COMP_SWAP,
                     QHCA_WC_SUCCESS);
     g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 8);
@@ -1200,7 +1067,7 @@ static void test_read_atomic(void)
     dp_remote(&w, remote, 4096);
     w.compare_add = cpu_to_le64(5);
     dp_post_send(dp, p.a, &w, &res, 1, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_COMP_SWAP, QHCA_WC_SUCCESS);
     dp_expect(dp, p.cq_a, p.a, idx + 1, QHCA_WC_FETCH_ADD, QHCA_WC_SUCCESS);
     /* The failed compare left the value; the add returned it. */
@@ -1235,7 +1102,7 @@ static void test_many(void)
             dp_remote(&w, dst, (n % 64) * 100);
             last = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
         }
-        dp_ring_sq(dp, p.a);
+        qt_qp_ring_sq(dp->t, p.a);
         dp_expect(dp, p.cq_a, p.a, last, QHCA_WC_RDMA_WRITE,
                   QHCA_WC_SUCCESS);
     }
@@ -1263,19 +1130,19 @@ static void dp_expect_wqe_error(DpPair *p, struct qhca_sq_wqe *w,
 
     idx = dp_post_send(dp, p->a, w, sge, nsge, inl, inl_len);
     dp_post_send(dp, p->a, &next, NULL, 0, NULL, 0);
-    dp_ring_sq(dp, p->a);
+    qt_qp_ring_sq(dp->t, p->a);
     cqe = dp_expect(dp, p->cq_a, p->a, idx, opcode, status);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, le64_to_cpu(w->wr_id));
     cqe = dp_expect(dp, p->cq_a, p->a, idx + 1, QHCA_WC_SEND,
                     QHCA_WC_WR_FLUSH_ERR);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x99);
-    g_assert_cmpuint(dp_state(dp, p->a), ==, QHCA_QPS_ERR);
+    g_assert_cmpuint(qt_qp_state(dp->t, p->a), ==, QHCA_QPS_ERR);
 
     /* A WQE rung later is flushed too, unsignaled or not. */
     next.flags = 0;
     next.wr_id = cpu_to_le64(0x9a);
     dp_post_send(dp, p->a, &next, NULL, 0, NULL, 0);
-    dp_ring_sq(dp, p->a);
+    qt_qp_ring_sq(dp->t, p->a);
     cqe = dp_expect(dp, p->cq_a, p->a, idx + 2, QHCA_WC_SEND,
                     QHCA_WC_WR_FLUSH_ERR);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x9a);
@@ -1327,7 +1194,7 @@ static void test_bad_wqe(void)
         dp_expect_wqe_error(&p, &w, sge, MIN(bad[i].num_sge, 12), inl,
                             MIN(bad[i].inline_len, 192), bad[i].wc_opcode,
                             bad[i].status);
-        g_assert_cmpuint(dp_state(p.dp, p.b), ==, QHCA_QPS_RTS);
+        g_assert_cmpuint(qt_qp_state(p.dp->t, p.b), ==, QHCA_QPS_RTS);
         dp_pair_free(&p);
     }
 }
@@ -1399,7 +1266,7 @@ static void test_bad_rkey(void)
                             bad[i].opcode == QHCA_WR_RDMA_READ ?
                             QHCA_WC_RDMA_READ : QHCA_WC_FETCH_ADD,
                             QHCA_WC_REM_ACCESS_ERR);
-        g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_ERR);
+        g_assert_cmpuint(qt_qp_state(dp->t, p.b), ==, QHCA_QPS_ERR);
         dp_expect_event(dp, QHCA_EVENT_QP_ACCESS_ERR, p.b->qpn);
         g_free(local);
         g_free(remote);
@@ -1423,7 +1290,7 @@ static void test_remote_errors(void)
     dp_remote(&w, remote, 4);
     dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_COMP_SWAP,
                         QHCA_WC_REM_INV_REQ_ERR);
-    g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_ERR);
+    g_assert_cmpuint(qt_qp_state(dp->t, p.b), ==, QHCA_QPS_ERR);
     dp_expect_event(dp, QHCA_EVENT_QP_REQ_ERR, p.b->qpn);
     g_free(local);
     g_free(remote);
@@ -1433,8 +1300,8 @@ static void test_remote_errors(void)
     dp = p.dp;
     local = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE);
     sge = dp_sge(local, 0, 2000);
-    ridx = dp_post_recv(dp, p.b, 0x77, &sge, 1);
-    dp_post_recv(dp, p.b, 0x78, &sge, 1);
+    ridx = qt_qp_post_recv(dp->t, p.b, 0x77, &sge, 1);
+    qt_qp_post_recv(dp->t, p.b, 0x78, &sge, 1);
     sge = dp_sge(local, 0, 2001);
     w = dp_wqe(2, QHCA_WR_SEND, 0, 1);
     dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_SEND,
@@ -1445,7 +1312,7 @@ static void test_remote_errors(void)
     cqe = dp_expect(dp, p.cq_b, p.b, ridx + 1, QHCA_WC_RECV,
                     QHCA_WC_WR_FLUSH_ERR);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x78);
-    g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_ERR);
+    g_assert_cmpuint(qt_qp_state(dp->t, p.b), ==, QHCA_QPS_ERR);
     g_free(local);
     dp_pair_free(&p);
 
@@ -1455,7 +1322,7 @@ static void test_remote_errors(void)
     local = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE);
     sge = dp_sge(local, 0, 100);
     sge.lkey = cpu_to_le32(local->key + 1);
-    ridx = dp_post_recv(dp, p.b, 0x79, &sge, 1);
+    ridx = qt_qp_post_recv(dp->t, p.b, 0x79, &sge, 1);
     sge = dp_sge(local, 0, 100);
     w = dp_wqe(3, QHCA_WR_SEND, 0, 1);
     dp_expect_wqe_error(&p, &w, &sge, 1, NULL, 0, QHCA_WC_SEND,
@@ -1468,7 +1335,7 @@ static void test_remote_errors(void)
 /* A pair whose responder B asks for RNR waits of 1.28 ms. */
 static DpPair dp_rnr_pair(uint8_t rnr_retry)
 {
-    DpPath path = dp_default_path;
+    QhcaPath path = qt_rc_path;
     DpPair p;
 
     p.dp = dp_start(NULL);
@@ -1477,10 +1344,10 @@ static DpPair dp_rnr_pair(uint8_t rnr_retry)
     p.a = dp_qp(p.dp, p.cq_a, p.cq_a);
     p.b = dp_qp(p.dp, p.cq_b, p.cq_b);
     path.rnr_retry = rnr_retry;
-    dp_connect_path(p.dp, p.a, p.b, &path);
-    path = dp_default_path;
+    qt_qp_connect(p.dp->t, p.a, p.b, &path, DP_PSN);
+    path = qt_rc_path;
     path.min_rnr_timer = 14;
-    dp_connect_path(p.dp, p.b, p.a, &path);
+    qt_qp_connect(p.dp->t, p.b, p.a, &path, DP_PSN);
     return p;
 }
 
@@ -1501,14 +1368,14 @@ static void test_rnr(void)
 
     /* rnr_retry 7: it waits as long as it takes. */
     idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     dp_wait_counter(dp, QHCA_CNT_RNR_NAKS_RCVD, 1);
     g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_RNR_NAKS_SENT), ==, 1);
     qtest_clock_step(dp->t->qts, 1500000);
     dp_wait_counter(dp, QHCA_CNT_RNR_NAKS_RCVD, 2);
     g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_RNR_NAKS_SENT), ==, 2);
     qt_cq_assert_empty(dp->t, p.cq_a);
-    dp_post_recv(dp, p.b, 2, &rsge, 1);
+    qt_qp_post_recv(dp->t, p.b, 2, &rsge, 1);
     qtest_clock_step(dp->t->qts, 1500000);
     dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     dp_expect(dp, p.cq_b, p.b, 0, QHCA_WC_RECV, QHCA_WC_SUCCESS);
@@ -1524,13 +1391,13 @@ static void test_rnr(void)
     sge = dp_sge(mr, 0, 100);
     w = dp_wqe(1, QHCA_WR_SEND, 0, 1);
     idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     dp_wait_counter(dp, QHCA_CNT_RNR_NAKS_RCVD, 1);
     qt_cq_assert_empty(dp->t, p.cq_a);
     qtest_clock_step(dp->t->qts, 1500000);
     dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_SEND, QHCA_WC_RNR_RETRY_EXC_ERR);
-    g_assert_cmpuint(dp_state(dp, p.a), ==, QHCA_QPS_ERR);
-    g_assert_cmpuint(dp_state(dp, p.b), ==, QHCA_QPS_RTS);
+    g_assert_cmpuint(qt_qp_state(dp->t, p.a), ==, QHCA_QPS_ERR);
+    g_assert_cmpuint(qt_qp_state(dp->t, p.b), ==, QHCA_QPS_RTS);
     g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_ERR_RNR_RETRY_EXC), ==, 1);
     g_free(mr);
     dp_pair_free(&p);
@@ -1545,13 +1412,13 @@ static void test_retry(void)
     for (i = 0; i < ARRAY_SIZE(why); i++) {
         Dp *dp = dp_start(NULL);
         QhcaCq *cq = dp_cq(dp, 6);
-        DpQp *a = dp_qp(dp, cq, cq);
-        DpQp *b = dp_qp(dp, cq, cq);
+        QhcaQp *a = dp_qp(dp, cq, cq);
+        QhcaQp *b = dp_qp(dp, cq, cq);
         DpMr *mr = dp_mr(dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
                          QHCA_ACCESS_REMOTE_WRITE);
         struct qhca_sge sge = dp_sge(mr, 0, 2000);
         struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_RDMA_WRITE, 0, 1);
-        DpPath path = dp_default_path;
+        QhcaPath path = qt_rc_path;
         uint16_t idx;
         int n;
 
@@ -1560,22 +1427,22 @@ static void test_retry(void)
         if (!strcmp(why[i], "dlid")) {
             path.dlid = 2;
         }
-        dp_connect_path(dp, a, b, &path);
+        qt_qp_connect(dp->t, a, b, &path, DP_PSN);
         if (!strcmp(why[i], "reset")) {
             dp_to_state(dp, b, QHCA_QPS_INIT, 0);
         } else if (!strcmp(why[i], "err")) {
-            dp_connect_path(dp, b, a, &path);
+            qt_qp_connect(dp->t, b, a, &path, DP_PSN);
             dp_to_state(dp, b, QHCA_QPS_ERR, 0);
         } else if (!strcmp(why[i], "gone")) {
             g_assert_cmpuint(qt_handle_cmd(dp->t, QHCA_CMD_DESTROY_QP,
                                            b->qpn), ==, QHCA_AQ_SUCCESS);
         } else {
-            dp_connect_path(dp, b, a, &path);
+            qt_qp_connect(dp->t, b, a, &path, DP_PSN);
         }
 
         dp_remote(&w, mr, 2000);
         idx = dp_post_send(dp, a, &w, &sge, 1, NULL, 0);
-        dp_ring_sq(dp, a);
+        qt_qp_ring_sq(dp->t, a);
         /* Two retries go unanswered; the third timeout ends it. */
         dp_wait_counter(dp, QHCA_CNT_TX_PACKETS, 2);
         for (n = 0; n < 2; n++) {
@@ -1587,7 +1454,7 @@ static void test_retry(void)
         qtest_clock_step(dp->t->qts, 5000000);
         dp_expect(dp, cq, a, idx, QHCA_WC_RDMA_WRITE,
                   QHCA_WC_RETRY_EXC_ERR);
-        g_assert_cmpuint(dp_state(dp, a), ==, QHCA_QPS_ERR);
+        g_assert_cmpuint(qt_qp_state(dp->t, a), ==, QHCA_QPS_ERR);
         g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_ERR_RETRY_EXC), ==, 1);
         g_free(a);
         g_free(b);
@@ -1603,7 +1470,7 @@ static void test_flush(void)
     Dp *dp = dp_start(NULL);
     QhcaCq *scq = dp_cq(dp, 6);
     QhcaCq *rcq = dp_cq(dp, 6);
-    DpQp *qp = dp_qp(dp, scq, rcq);
+    QhcaQp *qp = dp_qp(dp, scq, rcq);
     struct qhca_sq_wqe w = dp_wqe(10, QHCA_WR_SEND, 0, 0);
     struct qhca_cqe cqe;
     int i;
@@ -1612,11 +1479,11 @@ static void test_flush(void)
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
                      QHCA_AQ_SUCCESS);
     for (i = 0; i < 3; i++) {
-        dp_post_recv(dp, qp, 20 + i, NULL, 0);
+        qt_qp_post_recv(dp->t, qp, 20 + i, NULL, 0);
         w.wr_id = cpu_to_le64(10 + i);
         dp_post_send(dp, qp, &w, NULL, 0, NULL, 0);
     }
-    dp_ring_sq(dp, qp);
+    qt_qp_ring_sq(dp->t, qp);
     qt_cq_assert_empty(dp->t, scq);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_ERR, 0), ==,
                      QHCA_AQ_SUCCESS);
@@ -1635,7 +1502,7 @@ static void test_flush(void)
                      QHCA_AQ_SUCCESS);
     qp->sq_pi = 0;
     qp->rq_pi = 0;
-    dp_post_recv(dp, qp, 30, NULL, 0);
+    qt_qp_post_recv(dp->t, qp, 30, NULL, 0);
     g_assert_cmpuint(qt_rd(dp->t, QHCA_REG_ERROR), ==, 0);
     g_assert_cmpuint(qt_query_qp(dp->t, qp->qpn).rq_ci, ==, 0);
     g_assert_cmpuint(dp_to_state(dp, qp, QHCA_QPS_INIT, 0), ==,
@@ -1644,7 +1511,7 @@ static void test_flush(void)
                      QHCA_AQ_SUCCESS);
     qt_cq_assert_empty(dp->t, rcq);
     /* Destroy discards without completions. */
-    dp_post_recv(dp, qp, 31, NULL, 0);
+    qt_qp_post_recv(dp->t, qp, 31, NULL, 0);
     cqe = qt_cq_take(dp->t, rcq);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 30);
     g_assert_cmpuint(qt_handle_cmd(dp->t, QHCA_CMD_DESTROY_QP, qp->qpn), ==,
@@ -1692,12 +1559,12 @@ static void test_bad_doorbells(void)
     st = qt_stats(t);
     g_assert_cmpuint(le64_to_cpu(st.guest_errors), ==, 7);
     g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_BAD_DOORBELLS), ==, 7);
-    g_assert_cmpuint(dp_state(dp, p.a), ==, QHCA_QPS_RTS);
+    g_assert_cmpuint(qt_qp_state(dp->t, p.a), ==, QHCA_QPS_RTS);
 
     /* The QP still works. */
-    dp_post_recv(dp, p.b, 1, NULL, 0);
+    qt_qp_post_recv(dp->t, p.b, 1, NULL, 0);
     dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     dp_expect(dp, p.cq_a, p.a, 0, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     dp_expect(dp, p.cq_b, p.b, 0, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     dp_pair_free(&p);
@@ -1712,41 +1579,41 @@ static void test_cq_arm(void)
     struct qhca_cqe cqe;
 
     g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
-    dp_arm(dp, p.cq_b, false);
+    qt_cq_arm(dp->t, dp->uar, p.cq_b, false);
     g_usleep(10000);
     g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
-    dp_post_recv(dp, p.b, 1, NULL, 0);
+    qt_qp_post_recv(dp->t, p.b, 1, NULL, 0);
     dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     dp_expect_event(dp, QHCA_EVENT_COMPLETION, p.cq_b->cqn);
     /* One event per arm. */
-    dp_post_recv(dp, p.b, 2, NULL, 0);
+    qt_qp_post_recv(dp->t, p.b, 2, NULL, 0);
     dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     qt_cq_take(dp->t, p.cq_a);
     qt_cq_take(dp->t, p.cq_a);
     g_usleep(10000);
     g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
 
     /* Arming with CQEs not yet consumed fires at once. */
-    dp_arm(dp, p.cq_b, false);
+    qt_cq_arm(dp->t, dp->uar, p.cq_b, false);
     dp_expect_event(dp, QHCA_EVENT_COMPLETION, p.cq_b->cqn);
     qt_cq_take(dp->t, p.cq_b);
     qt_cq_take(dp->t, p.cq_b);
 
     /* ARM_SOL: an unsolicited receive does not fire, a solicited one does. */
-    dp_arm(dp, p.cq_b, true);
-    dp_post_recv(dp, p.b, 3, NULL, 0);
-    dp_post_recv(dp, p.b, 4, NULL, 0);
+    qt_cq_arm(dp->t, dp->uar, p.cq_b, true);
+    qt_qp_post_recv(dp->t, p.b, 3, NULL, 0);
+    qt_qp_post_recv(dp->t, p.b, 4, NULL, 0);
     dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     cqe = qt_cq_take(dp->t, p.cq_b);
     g_assert_cmpuint(cqe.flags, ==, 0);
     g_usleep(10000);
     g_assert_cmpuint(dp_event(dp, false).type, ==, 0);
     w.flags |= QHCA_WQE_F_SOLICITED;
     dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     dp_expect_event(dp, QHCA_EVENT_COMPLETION, p.cq_b->cqn);
     cqe = qt_cq_take(dp->t, p.cq_b);
     g_assert_cmpuint(cqe.flags, ==, QHCA_CQE_F_SOLICITED);
@@ -1760,21 +1627,21 @@ static void test_cq_overrun(void)
     Dp *dp = dp_start(NULL);
     QhcaCq *small = dp_cq(dp, 1);
     QhcaCq *cq = dp_cq(dp, 6);
-    DpQp *a = dp_qp(dp, small, small);
-    DpQp *b = dp_qp(dp, cq, cq);
+    QhcaQp *a = dp_qp(dp, small, small);
+    QhcaQp *b = dp_qp(dp, cq, cq);
     struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
     struct qhca_cqe cqe;
     int i;
 
     dp_connect(dp, a, b);
     for (i = 0; i < 3; i++) {
-        dp_post_recv(dp, b, i, NULL, 0);
+        qt_qp_post_recv(dp->t, b, i, NULL, 0);
         w.wr_id = cpu_to_le64(i);
         dp_post_send(dp, a, &w, NULL, 0, NULL, 0);
     }
-    dp_ring_sq(dp, a);
+    qt_qp_ring_sq(dp->t, a);
     dp_expect_event(dp, QHCA_EVENT_CQ_ERROR, small->cqn);
-    g_assert_cmpuint(dp_state(dp, a), ==, QHCA_QPS_ERR);
+    g_assert_cmpuint(qt_qp_state(dp->t, a), ==, QHCA_QPS_ERR);
     /* The two CQEs that fit are intact. */
     for (i = 0; i < 2; i++) {
         cqe = qt_cq_take(dp->t, small);
@@ -1805,7 +1672,7 @@ static void test_dp_reset(void)
     for (i = 0; i < 10; i++) {
         dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
     }
-    dp_ring_sq(dp, p.a);
+    qt_qp_ring_sq(dp->t, p.a);
     qt_enable(dp->t, 5);
     qt_assert_objects(dp->t, 0, 0, 0);
     dp_assert_dp_objects(dp, 0, 0, 0);
@@ -1858,7 +1725,7 @@ static uint16_t dp_copy_write(DpCopy *c, uint64_t wr_id,
 
     dp_remote(&w, c->dst, off);
     idx = dp_post_send(c->dp, c->p.a, &w, sge, 1, NULL, 0);
-    dp_ring_sq(c->dp, c->p.a);
+    qt_qp_ring_sq(c->dp->t, c->p.a);
     return idx;
 }
 
@@ -1923,10 +1790,10 @@ static void test_timestamp(void)
     /* A SEND: the receive and the send CQE both carry the clock. */
     now = qtest_clock_step(qts, 1000);
     g_assert_cmpint(now, >, 0);
-    ridx = dp_post_recv(dp, p->b, 1, &rsge, 1);
+    ridx = qt_qp_post_recv(dp->t, p->b, 1, &rsge, 1);
     w = dp_wqe(2, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 1);
     idx = dp_post_send(dp, p->a, &w, &sge, 1, NULL, 0);
-    dp_ring_sq(dp, p->a);
+    qt_qp_ring_sq(dp->t, p->a);
     cqe = dp_expect(dp, p->cq_b, p->b, ridx, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le64_to_cpu(cqe.timestamp), ==, now);
     cqe = dp_expect(dp, p->cq_a, p->a, idx, QHCA_WC_SEND, QHCA_WC_SUCCESS);

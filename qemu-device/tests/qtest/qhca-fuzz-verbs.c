@@ -183,47 +183,37 @@ static int fzv_xrcd(Fz *f)
 static int fzv_new_qp(Fz *f, uint8_t type, int srq, uint32_t xrcd, int cq)
 {
     QhcaTest *t = f->t;
-    struct qhca_cmd_create_qp c = { .type = type };
+    QhcaQpSpec s = { .type = type };
+    struct qhca_cmd_create_qp c;
     uint8_t sqd = 2 + fz_below(f, 4), sqs = 7 + fz_below(f, 2);
     uint8_t rqd = 2 + fz_below(f, 4), rqs = 6;
     int slot = fzv_free_qp_slot(f);
-    HxQp qp = { 0 };
+    QhcaQp qp = { 0 };
     uint32_t qpn;
 
     if (slot < 0 || cq < 0) {
         return -1;
     }
     if (type != QHCA_QPT_XRC_TGT) {
-        qp.uar = f->h.uar;
-        qp.sq_entries = 1u << sqd;
-        qp.sq_stride = 1u << sqs;
-        qp.sq = guest_alloc(&t->alloc, 1u << (sqd + sqs));
-        qtest_memset(t->qts, qp.sq, 0, 1u << (sqd + sqs));
-        c.sq_addr = cpu_to_le64(qp.sq);
-        c.sq_depth_log2 = sqd;
-        c.sq_stride_log2 = sqs;
-        c.pdn = cpu_to_le32(f->h.pdn);
-        c.uar = cpu_to_le32(f->h.uar);
-        c.send_cqn = cpu_to_le16(f->cq[cq].cqn);
-        c.flags = fz_chance(f, 30) ? QHCA_QP_F_SQ_SIG_ALL : 0;
+        s.pdn = f->h.pdn;
+        s.uar = f->h.uar;
+        s.send_cqn = f->cq[cq].cqn;
+        s.sq_log2 = sqd;
+        s.sq_stride_log2 = sqs;
+        s.flags = fz_chance(f, 30) ? QHCA_QP_F_SQ_SIG_ALL : 0;
     } else {
-        c.pdn = cpu_to_le32(xrcd);
+        s.pdn = xrcd;
     }
     if (type != QHCA_QPT_XRC_TGT && type != QHCA_QPT_XRC_INI) {
-        c.recv_cqn = cpu_to_le16(f->cq[cq].cqn);
+        s.recv_cqn = f->cq[cq].cqn;
         if (srq >= 0) {
-            c.flags |= QHCA_QP_F_SRQ;
-            c.srqn = cpu_to_le16(f->srq[srq].srqn);
+            s.srq = &f->srq[srq];
         } else {
-            qp.rq_entries = 1u << rqd;
-            qp.rq_stride = 1u << rqs;
-            qp.rq = guest_alloc(&t->alloc, 1u << (rqd + rqs));
-            qtest_memset(t->qts, qp.rq, 0, 1u << (rqd + rqs));
-            c.rq_addr = cpu_to_le64(qp.rq);
-            c.rq_depth_log2 = rqd;
-            c.rq_stride_log2 = rqs;
+            s.rq_log2 = rqd;
+            s.rq_stride_log2 = rqs;
         }
     }
+    c = qt_qp_prepare(t, &qp, &s);
     if (fzv_submit(f, QHCA_CMD_CREATE_QP, &c, sizeof(c), false, &qpn) !=
         QHCA_AQ_SUCCESS) {
         return -1;
@@ -243,23 +233,15 @@ static int fzv_new_srq(Fz *f, uint8_t type, uint32_t xrcd, int cq)
     QhcaTest *t = f->t;
     uint8_t depth = 2 + fz_below(f, 4), stride = 5 + fz_below(f, 2);
     int slot = fzv_free_srq_slot(f);
-    FzSrq q = { .type = type };
-    struct qhca_cmd_create_srq c = { 0 };
+    QhcaSrq q;
+    struct qhca_cmd_create_srq c;
     uint32_t srqn;
 
     if (slot < 0 || (type == QHCA_SRQT_XRC && cq < 0)) {
         return -1;
     }
-    q.entries = 1u << depth;
-    q.stride = 1u << stride;
-    q.ring = guest_alloc(&t->alloc, 1u << (depth + stride));
-    qtest_memset(t->qts, q.ring, 0, 1u << (depth + stride));
-    c.ring_addr = cpu_to_le64(q.ring);
-    c.pdn = cpu_to_le32(f->h.pdn);
-    c.uar = cpu_to_le32(f->h.uar);
-    c.depth_log2 = depth;
-    c.stride_log2 = stride;
-    c.type = type;
+    c = qt_srq_prepare(t, &q, f->h.pdn, f->h.uar, depth, stride);
+    q.type = c.type = type;
     c.limit = cpu_to_le32(fz_chance(f, 50) ? fz_below(f, q.entries + 1) : 0);
     if (type == QHCA_SRQT_XRC) {
         c.xrcd = cpu_to_le32(xrcd);
@@ -278,7 +260,7 @@ static int fzv_new_srq(Fz *f, uint8_t type, uint32_t xrcd, int cq)
 /* Post @n receive WQEs of one good SGE on SRQ slot @s, one doorbell. */
 static void fzv_srq_fill(Fz *f, int s, unsigned n)
 {
-    FzSrq *q = &f->srq[s];
+    QhcaSrq *q = &f->srq[s];
     unsigned k;
 
     for (k = 0; k < n; k++) {
@@ -292,10 +274,7 @@ static void fzv_srq_fill(Fz *f, int s, unsigned n)
             .length = cpu_to_le32(4096),
             .lkey = cpu_to_le32(f->phys_key),
         };
-        uint64_t slot = q->ring + (q->pi & (q->entries - 1)) * q->stride;
-
-        qtest_memwrite(f->t->qts, slot, &w, sizeof(w));
-        qtest_memwrite(f->t->qts, slot + sizeof(w), &sge, sizeof(sge));
+        qt_write_wqe(f->t, qt_srq_slot(q, q->pi), &w, sizeof(w), &sge, 1);
         q->pi++;
     }
     if (fz_chance(f, 8)) {
@@ -309,13 +288,13 @@ static void fzv_srq_fill(Fz *f, int s, unsigned n)
         int k2;
 
         for (k2 = 0; k2 < 2; k2++) {
-            hx_db(&f->h, f->h.uar, QHCA_DB_SRQ, q->srqn << 16 | idx[k2]);
+            qt_db_write(f->t, f->h.uar, QHCA_DB_SRQ, q->srqn << 16 | idx[k2]);
             fz_pair(f, "cmd", QHCA_CMD_QUERY_SRQ,
                     qt_query(f->t, QHCA_CMD_QUERY_SRQ, &h, sizeof(h), &attr,
                              sizeof(attr)));
         }
     }
-    hx_db(&f->h, f->h.uar, QHCA_DB_SRQ, q->srqn << 16 |
+    qt_db_write(f->t, f->h.uar, QHCA_DB_SRQ, q->srqn << 16 |
           (fz_chance(f, 3) ? (uint16_t)(q->pi + q->entries + 1) : q->pi));
 }
 
@@ -335,7 +314,7 @@ static uint32_t fzv_psn(uint32_t qpn)
  */
 static uint8_t fzv_connect(Fz *f, int a, uint32_t dest)
 {
-    HxQp *qp = &f->qp[a];
+    QhcaQp *qp = &f->qp[a];
     uint8_t type = f->qp_type[a];
     bool ud = type == QHCA_QPT_UD, uc = type == QHCA_QPT_UC;
     uint32_t rtr = QHCA_QP_ATTR_PATH | QHCA_QP_ATTR_DEST_QPN |
@@ -367,7 +346,7 @@ static uint8_t fzv_connect(Fz *f, int a, uint32_t dest)
     m[1].qkey = cpu_to_le32(FZV_QKEY);
     m[2].attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | (ud ? 0 : rtr));
     m[2].state = QHCA_QPS_RTR;
-    m[2].dlid = cpu_to_le16(HX_LID);
+    m[2].dlid = cpu_to_le16(QT_LID);
     m[2].path_mtu = 1 + fz_below(f, 5);
     m[2].dest_qpn = cpu_to_le32(dest);
     m[2].rq_psn = cpu_to_le32(fzv_psn(dest));
@@ -393,7 +372,7 @@ static uint8_t fzv_connect(Fz *f, int a, uint32_t dest)
 /* Receives on QP slot @i: its RQ, or its SRQ. */
 static void fzv_recvs(Fz *f, int i, unsigned n)
 {
-    HxQp *qp = &f->qp[i];
+    QhcaQp *qp = &f->qp[i];
     unsigned k;
 
     for (k = 0; k < n && qp->rq_entries; k++) {
@@ -407,14 +386,13 @@ static void fzv_recvs(Fz *f, int i, unsigned n)
             /* A header claiming more SGEs than the stride holds. */
             struct qhca_rq_wqe h = { .num_sge = 5 + fz_below(f, 250) };
 
-            qtest_memwrite(f->t->qts, qp->rq + (qp->rq_pi &
-                           (qp->rq_entries - 1)) * qp->rq_stride, &h,
+            qtest_memwrite(f->t->qts, qt_qp_rq_slot(qp, qp->rq_pi), &h,
                            sizeof(h));
             qp->rq_pi++;
-            hx_db(&f->h, qp->uar, QHCA_DB_RQ, qp->qpn << 16 | qp->rq_pi);
+            qt_db_write(f->t, qp->uar, QHCA_DB_RQ, qp->qpn << 16 | qp->rq_pi);
             continue;
         }
-        hx_post_recv(&f->h, qp, f->steps, &sge, 1);
+        qt_qp_post_recv(f->t, qp, f->steps, &sge, 1);
     }
 }
 
@@ -426,7 +404,7 @@ static void fzv_post(Fz *f, int i, uint8_t opcode, uint32_t len,
                      uint64_t raddr, uint32_t rkey, uint32_t xrc_srqn,
                      bool ring)
 {
-    HxQp *qp = &f->qp[i];
+    QhcaQp *qp = &f->qp[i];
     struct qhca_sq_wqe w = {
         .wr_id = cpu_to_le64(f->steps),
         .opcode = opcode,
@@ -451,9 +429,9 @@ static void fzv_post(Fz *f, int i, uint8_t opcode, uint32_t len,
         sge.length = cpu_to_le32(8);
         sge.addr = cpu_to_le64(le64_to_cpu(sge.addr) & ~7ull);
     }
-    hx_post_send(&f->h, qp, &w, &sge, 1);
+    qt_qp_post_send(f->t, qp, &w, &sge, 1);
     if (ring) {
-        hx_ring_sq(&f->h, qp);
+        qt_qp_ring_sq(f->t, qp);
     }
 }
 
@@ -542,7 +520,7 @@ static void fzv_build_srq(Fz *f)
                  QHCA_WR_RDMA_WRITE_WITH_IMM, fz_below(f, 4097),
                  fzv_raddr(f), f->phys_key, 0, false);
     }
-    hx_ring_sq(&f->h, &f->qp[b]);
+    qt_qp_ring_sq(f->t, &f->qp[b]);
     if (fz_chance(f, 30)) {
         /* The sends wait on RNR; a WQE arrives later (RNR done). */
         g_usleep(500);
@@ -600,7 +578,7 @@ static void fzv_build_xrc(Fz *f)
         fzv_post(f, ini, ops[fz_below(f, ARRAY_SIZE(ops))],
                  fz_below(f, 3000), fzv_raddr(f), f->phys_key, srqn, false);
     }
-    hx_ring_sq(&f->h, &f->qp[ini]);
+    qt_qp_ring_sq(f->t, &f->qp[ini]);
     if (fz_chance(f, 15)) {
         /* The TGT QP to ERR: its receive flushes to the SRQ's CQ. */
         struct qhca_cmd_modify_qp m = {
@@ -673,8 +651,8 @@ static void fzv_build_mcast(Fz *f)
     if (fz_chance(f, 10)) {
         fz_mutate(f, buf, sizeof(*u));
     }
-    hx_post_send(&f->h, &f->qp[i], (void *)u, sge, 1);
-    hx_ring_sq(&f->h, &f->qp[i]);
+    qt_qp_post_send(f->t, &f->qp[i], (void *)u, sge, 1);
+    qt_qp_ring_sq(f->t, &f->qp[i]);
     if (fz_chance(f, 25)) {
         /* Leave the group again (or fail to: not attached). */
         struct qhca_cmd_mcast m = { .mlid = cpu_to_le16(fzv_mlids[g]) };
@@ -795,7 +773,7 @@ static void fzv_build_mw(Fz *f)
     if (fz_chance(f, 15)) {
         fz_mutate(f, &bw, sizeof(bw));
     }
-    hx_post_send(&f->h, &f->qp[a], (void *)&bw, NULL, 0);
+    qt_qp_post_send(f->t, &f->qp[a], (void *)&bw, NULL, 0);
     /* The model follows the key whatever the bind's fate. */
     f->mw[w] = (f->mw[w] & ~QHCA_MKEY_KEY) | key;
     /* Through the window: writes, reads and atomics at its start. */
@@ -810,7 +788,7 @@ static void fzv_build_mw(Fz *f)
                  QHCA_WR_SEND_WITH_INV, fz_below(f, 64), 0,
                  fz_chance(f, 85) ? f->mw[w] : fzv_key(f), 0, false);
     }
-    hx_ring_sq(&f->h, &f->qp[a]);
+    qt_qp_ring_sq(f->t, &f->qp[a]);
 }
 
 /* A fast-reg MR, mapped by a REG_MR WQE, used, and invalidated. */
@@ -864,7 +842,7 @@ static void fzv_build_fr(Fz *f)
     if (fz_chance(f, 15)) {
         fz_mutate(f, &rw, sizeof(rw));
     }
-    hx_post_send(&f->h, &f->qp[a], (void *)&rw, NULL, 0);
+    qt_qp_post_send(f->t, &f->qp[a], (void *)&rw, NULL, 0);
     f->fr[r] = (f->fr[r] & ~QHCA_MKEY_KEY) | key;
     fzv_post(f, a, fz_chance(f, 50) ? QHCA_WR_RDMA_WRITE : QHCA_WR_RDMA_READ,
              fz_below(f, 4096), le64_to_cpu(rw.iova) + fz_below(f, 4096),
@@ -875,7 +853,7 @@ static void fzv_build_fr(Fz *f)
                  QHCA_WR_SEND_WITH_INV, fz_below(f, 64), 0,
                  fz_chance(f, 85) ? f->fr[r] : fzv_key(f), 0, false);
     }
-    hx_ring_sq(&f->h, &f->qp[a]);
+    qt_qp_ring_sq(f->t, &f->qp[a]);
 }
 
 /*
@@ -901,7 +879,7 @@ static void fzv_build_lossy(Fz *f)
                  QHCA_WR_RDMA_WRITE, 600 + fz_below(f, 3500),
                  fzv_raddr(f), f->phys_key, 0, false);
     }
-    hx_ring_sq(&f->h, &f->qp[a]);
+    qt_qp_ring_sq(f->t, &f->qp[a]);
     if (fz_chance(f, 70)) {
         g_usleep(200);
         fzv_clock(f);
@@ -929,7 +907,7 @@ static void fzv_build_sqd(Fz *f)
                  QHCA_WR_ATOMIC_FETCH_AND_ADD, fz_below(f, 4096),
                  fzv_raddr(f), f->phys_key, 0, false);
     }
-    hx_ring_sq(&f->h, &f->qp[a]);
+    qt_qp_ring_sq(f->t, &f->qp[a]);
     m.qpn = cpu_to_le32(f->qp[a].qpn);
     fz_pair(f, "fzv-state", m.state,
             qt_cmd(f->t, QHCA_CMD_MODIFY_QP, &m, sizeof(m), NULL));
@@ -967,7 +945,7 @@ static void fzv_build_overrun(Fz *f)
         fzv_post(f, a, QHCA_WR_RDMA_WRITE, fz_below(f, 256), fzv_raddr(f),
                  f->phys_key, 0, false);
     }
-    hx_ring_sq(&f->h, &f->qp[a]);
+    qt_qp_ring_sq(f->t, &f->qp[a]);
 }
 
 void fzv_build(Fz *f)
@@ -1008,7 +986,7 @@ void fzv_memop(Fz *f)
     int i = fz_slot(f, f->qp_live, FZ_NQP, true);
     int w = fz_slot(f, f->mw_live, FZ_NMW, true);
     uint8_t buf[64] = { 0 };
-    HxQp *qp;
+    QhcaQp *qp;
 
     if (i >= 0 && f->qp_type[i] == QHCA_QPT_UD && fz_chance(f, 80)) {
         /* UD has no memory operations: seldom worth a QP. */
@@ -1074,8 +1052,8 @@ void fzv_memop(Fz *f)
     }
     memcpy(buf, &(uint64_t){ cpu_to_le64(f->steps) }, 8);
     /* A REG_MR's page list and a bind's MR are read, never written. */
-    hx_post_send(&f->h, qp, (void *)buf, NULL, 0);
-    hx_ring_sq(&f->h, qp);
+    qt_qp_post_send(f->t, qp, (void *)buf, NULL, 0);
+    qt_qp_ring_sq(f->t, qp);
 }
 
 /* ------------------------------------------------------------------ */

@@ -331,9 +331,9 @@ static void fz_cmd(Fz *f)
     struct qhca_aq_sqe sqe = { 0 };
     uint16_t op = ops[fz_below(f, ARRAY_SIZE(ops))];
     bool mutated = fz_chance(f, 50);
-    HxCq newcq = { 0 };
-    HxQp newqp = { 0 };
-    FzSrq newsrq = { 0 };
+    QhcaCq newcq = { 0 };
+    QhcaQp newqp = { 0 };
+    QhcaSrq newsrq = { 0 };
     uint32_t result = 0;
     uint8_t status;
     int slot = -1;
@@ -450,18 +450,12 @@ static void fz_cmd(Fz *f)
         struct qhca_cmd_create_cq *p = (void *)sqe.payload;
         uint8_t depth = 1 + fz_below(f, 6);
 
+        uint32_t eqn;
+
         slot = fz_slot(f, f->cq_live, FZ_NCQ, false);
-        newcq.entries = 1u << depth;
-        newcq.ring = guest_alloc(&t->alloc, 64u << depth);
-        newcq.dbrec = guest_alloc(&t->alloc, 64);
-        qtest_memset(t->qts, newcq.ring, 0, 64u << depth);
-        qtest_memset(t->qts, newcq.dbrec, 0, 4);
-        p->ring_addr = cpu_to_le64(newcq.ring);
-        p->dbrec_addr = cpu_to_le64(newcq.dbrec);
-        p->eqn = cpu_to_le32(fz_chance(f, 80) ? f->h.eqn :
-                             fz_handle(f, f->eq, f->eq_live, FZ_NH));
-        p->uar = cpu_to_le32(f->h.uar);
-        p->depth_log2 = depth;
+        eqn = fz_chance(f, 80) ? f->h.eq.eqn :
+              fz_handle(f, f->eq, f->eq_live, FZ_NH);
+        *p = qt_cq_prepare(t, &newcq, depth, eqn, f->h.uar);
         break;
     }
     case QHCA_CMD_CREATE_QP: {
@@ -470,30 +464,22 @@ static void fz_cmd(Fz *f)
         uint8_t rqd = 1 + fz_below(f, 5), rqs = 4 + fz_below(f, 4);
         int srq = fz_slot(f, f->srq_live, FZ_NSRQ, true);
         unsigned type = fz_below(f, 10);
+        QhcaQpSpec s = {
+            .type = type < 6 ? QHCA_QPT_RC : type < 8 ? QHCA_QPT_UC :
+                    QHCA_QPT_UD,
+            .pdn = f->h.pdn,
+            .uar = f->h.uar,
+            .sq_log2 = sqd,
+            .sq_stride_log2 = sqs,
+            .rq_log2 = rqd,
+            .rq_stride_log2 = rqs,
+        };
 
         slot = fz_slot(f, f->qp_live, FZ_NQP, false);
-        newqp.uar = f->h.uar;
-        newqp.sq_entries = 1u << sqd;
-        newqp.rq_entries = 1u << rqd;
-        newqp.sq_stride = 1u << sqs;
-        newqp.rq_stride = 1u << rqs;
-        newqp.sq = guest_alloc(&t->alloc, 1u << (sqd + sqs));
-        newqp.rq = guest_alloc(&t->alloc, 1u << (rqd + rqs));
-        qtest_memset(t->qts, newqp.sq, 0, 1u << (sqd + sqs));
-        qtest_memset(t->qts, newqp.rq, 0, 1u << (rqd + rqs));
-        p->sq_addr = cpu_to_le64(newqp.sq);
-        p->rq_addr = cpu_to_le64(newqp.rq);
-        p->pdn = cpu_to_le32(f->h.pdn);
-        p->uar = cpu_to_le32(f->h.uar);
-        p->send_cqn = cpu_to_le16(fz_cqn(f));
-        p->recv_cqn = cpu_to_le16(fz_cqn(f));
-        p->type = type < 6 ? QHCA_QPT_RC : type < 8 ? QHCA_QPT_UC :
-                  QHCA_QPT_UD;
-        p->flags = fz_chance(f, 30) ? QHCA_QP_F_SQ_SIG_ALL : 0;
-        p->sq_depth_log2 = sqd;
-        p->sq_stride_log2 = sqs;
-        p->rq_depth_log2 = rqd;
-        p->rq_stride_log2 = rqs;
+        s.send_cqn = fz_cqn(f);
+        s.recv_cqn = fz_cqn(f);
+        s.flags = fz_chance(f, 30) ? QHCA_QP_F_SQ_SIG_ALL : 0;
+        *p = qt_qp_prepare(t, &newqp, &s);
         if (srq >= 0 && fz_chance(f, 30)) {
             /* Receives from an SRQ: no RQ of its own. */
             p->flags |= QHCA_QP_F_SRQ;
@@ -515,7 +501,7 @@ static void fz_cmd(Fz *f)
         p->dest_qpn = cpu_to_le32(fz_qpn(f));
         p->sq_psn = cpu_to_le32(fz_below(f, 1 << 24));
         p->rq_psn = cpu_to_le32(fz_below(f, 1 << 24));
-        p->dlid = cpu_to_le16(fz_chance(f, 80) ? HX_LID : fz_interesting(f));
+        p->dlid = cpu_to_le16(fz_chance(f, 80) ? QT_LID : fz_interesting(f));
         p->access = fz_below(f, 16) & ~QHCA_ACCESS_LOCAL_WRITE;
         p->path_mtu = 1 + fz_below(f, 5);
         p->timeout = fz_below(f, 12);
@@ -531,15 +517,7 @@ static void fz_cmd(Fz *f)
         uint8_t depth = 1 + fz_below(f, 5), stride = 4 + fz_below(f, 4);
 
         slot = fz_slot(f, f->srq_live, FZ_NSRQ, false);
-        newsrq.entries = 1u << depth;
-        newsrq.stride = 1u << stride;
-        newsrq.ring = guest_alloc(&t->alloc, 1u << (depth + stride));
-        qtest_memset(t->qts, newsrq.ring, 0, 1u << (depth + stride));
-        p->ring_addr = cpu_to_le64(newsrq.ring);
-        p->pdn = cpu_to_le32(f->h.pdn);
-        p->uar = cpu_to_le32(f->h.uar);
-        p->depth_log2 = depth;
-        p->stride_log2 = stride;
+        *p = qt_srq_prepare(t, &newsrq, f->h.pdn, f->h.uar, depth, stride);
         p->limit = cpu_to_le32(fz_below(f, newsrq.entries + 1));
         break;
     }
@@ -765,8 +743,8 @@ static void fz_connect(Fz *f)
                                          QHCA_QP_ATTR_DEST_QPN |
                                          QHCA_QP_ATTR_RQ_PSN)),
                 .state = QHCA_QPS_RTR,
-                .dlid = cpu_to_le16(HX_LID),
-                .path_mtu = HX_MTU_1024,
+                .dlid = cpu_to_le16(QT_LID),
+                .path_mtu = QT_MTU_1024,
                 .dest_qpn = cpu_to_le32(f->qp[b].qpn),
             }, {
                 .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE |
@@ -815,7 +793,7 @@ void fz_send(Fz *f)
     uint8_t buf[1024] = { 0 };
     struct qhca_sq_wqe *w = (void *)buf;
     struct qhca_sge *sge = (void *)(buf + sizeof(*w));
-    HxQp *qp;
+    QhcaQp *qp;
     unsigned n, j, room;
     uint64_t slot;
     uint16_t pi;
@@ -826,7 +804,7 @@ void fz_send(Fz *f)
     qp = &f->qp[i];
     if (!qp->sq_entries) {
         /* An XRC TGT QP has no SQ: its doorbell is a guest error. */
-        hx_db(&f->h, fz_chance(f, 50) ? qp->uar : fz_below(f, 8),
+        qt_db_write(f->t, fz_chance(f, 50) ? qp->uar : fz_below(f, 8),
               QHCA_DB_SQ, qp->qpn << 16 | fz_below(f, 4));
         return;
     }
@@ -871,7 +849,7 @@ void fz_send(Fz *f)
         u->dest_qpn = cpu_to_le32(fz_qpn(f));
         u->qkey = cpu_to_le32(fz_chance(f, 50) ? 0x11111111 :
                               (uint32_t)fz_interesting(f));
-        u->dlid = cpu_to_le16(fz_chance(f, 90) ? HX_LID : fz_interesting(f));
+        u->dlid = cpu_to_le16(fz_chance(f, 90) ? QT_LID : fz_interesting(f));
         u->sl = fz_below(f, 17);
         u->av_flags = fz_chance(f, 30) ? QHCA_AV_F_GRH : 0;
         u->inline_len = 0;
@@ -917,11 +895,11 @@ void fz_send(Fz *f)
             w->remote_addr = cpu_to_le64(FZ_SAFE_ADDR);
         }
     }
-    slot = qp->sq + (qp->sq_pi & (qp->sq_entries - 1)) * qp->sq_stride;
+    slot = qt_qp_sq_slot(qp, qp->sq_pi);
     qtest_memwrite(f->t->qts, slot, buf, MIN(qp->sq_stride, sizeof(buf)));
     qp->sq_pi++;
     pi = fz_chance(f, 90) ? qp->sq_pi : fz_interesting(f);
-    hx_db(&f->h, fz_chance(f, 95) ? qp->uar : fz_below(f, 8), QHCA_DB_SQ,
+    qt_db_write(f->t, fz_chance(f, 95) ? qp->uar : fz_below(f, 8), QHCA_DB_SQ,
           qp->qpn << 16 | pi);
 }
 
@@ -932,7 +910,7 @@ static void fz_recv(Fz *f)
     int i = fz_slot(f, f->qp_live, FZ_NQP, true);
     struct qhca_sge sge[4];
     unsigned n, j;
-    HxQp *qp;
+    QhcaQp *qp;
 
     if (i < 0) {
         return;
@@ -944,7 +922,7 @@ static void fz_recv(Fz *f)
     }
     if (!qp->rq_entries) {
         /* XRC QPs have no RQ: an index other than 0 is a guest error. */
-        hx_db(&f->h, qp->uar, QHCA_DB_RQ, qp->qpn << 16 | fz_below(f, 2));
+        qt_db_write(f->t, qp->uar, QHCA_DB_RQ, qp->qpn << 16 | fz_below(f, 2));
         return;
     }
     n = fz_below(f, MIN((qp->rq_stride - 16) / 16, 4) + 1);
@@ -955,13 +933,13 @@ static void fz_recv(Fz *f)
         /* A count the stride cannot hold, as the WQE header says. */
         struct qhca_rq_wqe h = { .num_sge = fz_interesting(f) };
 
-        qtest_memwrite(f->t->qts, qp->rq + (qp->rq_pi & (qp->rq_entries - 1))
-                       * qp->rq_stride, &h, sizeof(h));
+        qtest_memwrite(f->t->qts, qt_qp_rq_slot(qp, qp->rq_pi), &h,
+                       sizeof(h));
         qp->rq_pi++;
-        hx_db(&f->h, qp->uar, QHCA_DB_RQ, qp->qpn << 16 | qp->rq_pi);
+        qt_db_write(f->t, qp->uar, QHCA_DB_RQ, qp->qpn << 16 | qp->rq_pi);
         return;
     }
-    hx_post_recv(&f->h, qp, f->steps, sge, n);
+    qt_qp_post_recv(f->t, qp, f->steps, sge, n);
 }
 
 /* A receive WQE on a live SRQ, and its doorbell. */
@@ -972,7 +950,7 @@ static void fz_srq_post(Fz *f)
     struct qhca_rq_wqe *w = (void *)buf;
     struct qhca_sge *sge = (void *)(buf + sizeof(*w));
     unsigned n, j;
-    FzSrq *q;
+    QhcaSrq *q;
 
     if (i < 0) {
         return;
@@ -984,10 +962,10 @@ static void fz_srq_post(Fz *f)
     for (j = 0; j < n; j++) {
         sge[j] = fz_sge(f);
     }
-    qtest_memwrite(f->t->qts, q->ring + (q->pi & (q->entries - 1)) * q->stride,
-                   buf, MIN(q->stride, sizeof(buf)));
+    qtest_memwrite(f->t->qts, qt_srq_slot(q, q->pi), buf,
+                   MIN(q->stride, sizeof(buf)));
     q->pi++;
-    hx_db(&f->h, f->h.uar, QHCA_DB_SRQ, q->srqn << 16 |
+    qt_db_write(f->t, f->h.uar, QHCA_DB_SRQ, q->srqn << 16 |
           (fz_chance(f, 95) ? q->pi : (uint16_t)fz_interesting(f)));
 }
 
@@ -1004,7 +982,7 @@ static void fz_doorbell(Fz *f)
     uint32_t val = fz_chance(f, 80) ? (num << 16 | fz_below(f, 0x10000)) :
                    (uint32_t)fz_interesting(f);
 
-    hx_db(&f->h, page, off, val);
+    qt_db_write(f->t, page, off, val);
     if (fz_chance(f, 10)) {
         qpci_io_readl(f->t->dev, f->t->bar2,
                       (uint64_t)page * QHCA_DB_PAGE_SIZE + (off & ~3u));
@@ -1024,27 +1002,27 @@ void fz_poll(Fz *f)
         if (!f->cq_live[i] || fz_chance(f, 30)) {
             continue;
         }
-        for (n = 0; n < 64 && hx_poll(&f->h, &f->cq[i], &cqe, 0); n++) {
+        for (n = 0; n < 64 && qt_cq_poll_for(f->t, &f->cq[i], &cqe, 0); n++) {
             fz_pair(f, "cqe", cqe.opcode, cqe.status);
         }
         if (fz_chance(f, 30)) {
-            hx_db(&f->h, f->h.uar, fz_chance(f, 50) ? QHCA_DB_CQ_ARM :
+            qt_db_write(f->t, f->h.uar, fz_chance(f, 50) ? QHCA_DB_CQ_ARM :
                   QHCA_DB_CQ_ARM_SOL, f->cq[i].cqn << 16 |
                   (f->cq[i].ci & 0xffff));
         }
     }
     for (n = 0; n < 64; n++) {
-        uint8_t phase = !((f->eq_head / f->h.eq_entries) & 1);
+        uint8_t phase = !((f->eq_head / f->h.eq.entries) & 1);
 
-        eqe = qt_read_eqe(t, f->h.eq, f->eq_head % f->h.eq_entries);
+        eqe = qt_read_eqe(t, f->h.eq.ring, f->eq_head % f->h.eq.entries);
         if ((eqe.flags & QHCA_EQE_FLAGS_PHASE) != phase) {
             break;
         }
         fz_pair(f, "eqe", eqe.type, 0);
         f->eq_head++;
     }
-    qt_wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, f->h.eqn) |
-          (f->eq_head % f->h.eq_entries));
+    qt_wr(t, QHCA_REG_EQ_DB, QHCA_FIELD_PREP(QHCA_EQ_DB_EQN, f->h.eq.eqn) |
+          (f->eq_head % f->h.eq.entries));
 }
 
 /* A random BAR 0 access, or a reset; the model starts afresh. */

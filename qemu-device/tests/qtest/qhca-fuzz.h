@@ -24,27 +24,18 @@
 /* The device's id on the command line, for qom-set of link-up. */
 #define FZ_QOM_ID   "fzhca"
 
-typedef struct FzSrq {
-    uint32_t srqn;
-    uint64_t ring;
-    uint32_t entries;
-    uint32_t stride;
-    uint16_t pi;
-    uint8_t type;               /* QHCA_SRQT_* */
-} FzSrq;
-
 typedef struct Fz {
     QhcaTest *t;
     Hx h;
     GRand *r;
     bool h_live;
-    HxCq cq[FZ_NCQ];
+    QhcaCq cq[FZ_NCQ];
     bool cq_live[FZ_NCQ];
-    HxQp qp[FZ_NQP];
+    QhcaQp qp[FZ_NQP];
     bool qp_live[FZ_NQP];
     uint8_t qp_type[FZ_NQP];
     bool qp_srq[FZ_NQP];
-    FzSrq srq[FZ_NSRQ];
+    QhcaSrq srq[FZ_NSRQ];
     bool srq_live[FZ_NSRQ];
     uint32_t mr[FZ_NMR];
     bool mr_live[FZ_NMR];

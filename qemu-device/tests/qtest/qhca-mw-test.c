@@ -14,7 +14,6 @@
 #define SQ_LOG2             2
 #define SQ_STRIDE_LOG2      7
 #define CQ_LOG2             6
-#define LID                 1
 #define MR_ACCESS           (QHCA_ACCESS_LOCAL_WRITE | \
                              QHCA_ACCESS_REMOTE_WRITE | \
                              QHCA_ACCESS_REMOTE_READ | QHCA_ACCESS_MW_BIND)
@@ -53,40 +52,33 @@ static void mwt_stop(Mwt *m)
     g_free(m);
 }
 
-/* An RC QP of PD @pdn in RTS, connected to itself; returns its number. */
-static uint32_t mwt_qp(Mwt *m, uint32_t pdn, uint64_t *sq)
+/* An RC QP of PD @pdn in RTS, connected to itself. */
+static QhcaQp *mwt_qp(Mwt *m, uint32_t pdn)
 {
-    size_t size = 1u << (SQ_LOG2 + SQ_STRIDE_LOG2);
-    struct qhca_cmd_create_qp c = {
-        .pdn = cpu_to_le32(pdn),
-        .uar = cpu_to_le32(m->uar),
-        .send_cqn = cpu_to_le16(m->cq.cqn),
-        .recv_cqn = cpu_to_le16(m->cq.cqn),
+    const QhcaQpSpec spec = {
         .type = QHCA_QPT_RC,
-        .sq_depth_log2 = SQ_LOG2,
+        .pdn = pdn,
+        .uar = m->uar,
+        .send_cqn = m->cq.cqn,
+        .recv_cqn = m->cq.cqn,
+        .sq_log2 = SQ_LOG2,
         .sq_stride_log2 = SQ_STRIDE_LOG2,
-        .rq_depth_log2 = 2,
+        .rq_log2 = 2,
         .rq_stride_log2 = 6,
     };
-    const QhcaPath path = {
+    static const QhcaPath path = {
         .rc = true,
-        .dlid = LID,
-        .mtu = 3,
+        .dlid = QT_LID,
+        .mtu = QT_MTU_1024,
         .min_rnr_timer = 1,
         .timeout = 14,
         .retry_cnt = 7,
         .rnr_retry = 7,
     };
-    uint32_t qpn;
+    QhcaQp *qp = qt_qp_new(m->t, &spec);
 
-    *sq = guest_alloc(&m->t->alloc, size);
-    qtest_memset(m->t->qts, *sq, 0, size);
-    c.sq_addr = cpu_to_le64(*sq);
-    c.rq_addr = cpu_to_le64(guest_alloc(&m->t->alloc, 256));
-    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qpn),
-                     ==, QHCA_AQ_SUCCESS);
-    qt_connect(m->t, qpn, qpn, &path);
-    return qpn;
+    qt_qp_connect(m->t, qp, qp, &path, 0);
+    return qp;
 }
 
 /*
@@ -95,20 +87,19 @@ static uint32_t mwt_qp(Mwt *m, uint32_t pdn, uint64_t *sq)
  */
 static struct qhca_cqe mwt_run_pd(Mwt *m, uint32_t pdn, const void *wqe)
 {
+    g_autofree QhcaQp *qp = mwt_qp(m, pdn);
     struct qhca_sq_wqe w;
     struct qhca_cqe cqe;
-    uint64_t sq;
-    uint32_t qpn = mwt_qp(m, pdn, &sq);
 
     memcpy(&w, wqe, sizeof(w));
     w.flags |= QHCA_WQE_F_SIGNALED;
     w.wr_id = cpu_to_le64(0x77);
-    qtest_memwrite(m->t->qts, sq, &w, sizeof(w));
-    qt_db(m->t, m->uar, QHCA_DB_SQ, qpn, 1);
+    qt_qp_post_send(m->t, qp, &w, NULL, 0);
+    qt_qp_ring_sq(m->t, qp);
     cqe = qt_cq_take(m->t, &m->cq);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x77);
-    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qpn);
-    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DESTROY_QP, qpn), ==,
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp->qpn);
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DESTROY_QP, qp->qpn), ==,
                      QHCA_AQ_SUCCESS);
     qt_assert_alive(m->t);
     return cqe;

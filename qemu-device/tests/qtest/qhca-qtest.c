@@ -427,25 +427,106 @@ QhcaTest *qt_start_dp(const char *props, uint32_t *uar, uint32_t *pdn,
     return t;
 }
 
-/* A CQ of 2^@depth_log2 zeroed entries on @eqn, created with success. */
-void qt_cq_init(QhcaTest *t, QhcaCq *cq, uint8_t depth_log2, uint32_t eqn,
-                uint32_t uar)
+/*
+ * Wait until counter @i is at least @value; returns it.  The engine
+ * counts under the lock it arms its timers with: once a NAK or a retry is
+ * counted, the timer that follows it is armed, and the test may step the
+ * clock.
+ */
+uint64_t qt_wait_counter(QhcaTest *t, enum qhca_counter i, uint64_t value)
 {
-    struct qhca_cmd_create_cq c = { 0 };
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+    uint64_t v;
 
+    while ((v = qt_counter(t, i)) < value) {
+        g_assert(g_get_monotonic_time() < end);
+        g_usleep(1000);
+    }
+    return v;
+}
+
+uint64_t qt_guest_errors(QhcaTest *t)
+{
+    return le64_to_cpu(qt_stats(t).guest_errors);
+}
+
+/* The next EQE of @eq, which must come and be @type about @data. */
+void qt_eq_expect(QhcaTest *t, QhcaEq *eq, uint8_t type, uint32_t data)
+{
+    struct qhca_eqe e = { 0 };
+
+    qt_eq_next(t, eq, true, &e);
+    g_assert_cmpuint(e.type, ==, type);
+    g_assert_cmpuint(le32_to_cpu(e.data), ==, data);
+}
+
+/*
+ * Nothing more arrives on @eq within 20 ms: the engine posts an event as
+ * it handles the request that causes it, well within that.
+ */
+void qt_eq_assert_quiet(QhcaTest *t, const QhcaEq *eq)
+{
+    int i;
+
+    for (i = 0; i < 20; i++) {
+        g_assert(!qt_eqe_ready(t, eq));
+        g_usleep(1000);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion queues                                                   */
+
+/*
+ * A CQ's zeroed ring and doorbell record and its CREATE_CQ on @eqn, not
+ * yet submitted: the caller may change the command first.
+ */
+struct qhca_cmd_create_cq qt_cq_prepare(QhcaTest *t, QhcaCq *cq,
+                                        uint8_t depth_log2, uint32_t eqn,
+                                        uint32_t uar)
+{
+    struct qhca_cmd_create_cq c = {
+        .eqn = cpu_to_le32(eqn),
+        .uar = cpu_to_le32(uar),
+        .depth_log2 = depth_log2,
+    };
+
+    memset(cq, 0, sizeof(*cq));
     cq->entries = 1u << depth_log2;
-    cq->ci = 0;
     cq->ring = guest_alloc(&t->alloc, cq->entries * sizeof(struct qhca_cqe));
     cq->dbrec = guest_alloc(&t->alloc, 64);
     qtest_memset(t->qts, cq->ring, 0, cq->entries * sizeof(struct qhca_cqe));
     qtest_memset(t->qts, cq->dbrec, 0, 4);
     c.ring_addr = cpu_to_le64(cq->ring);
     c.dbrec_addr = cpu_to_le64(cq->dbrec);
-    c.eqn = cpu_to_le32(eqn);
-    c.uar = cpu_to_le32(uar);
-    c.depth_log2 = depth_log2;
-    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_CQ, &c, sizeof(c), &cq->cqn),
-                     ==, QHCA_AQ_SUCCESS);
+    return c;
+}
+
+/* A CQ of 2^@depth_log2 entries on @eqn; the status of CREATE_CQ. */
+uint8_t qt_cq_create(QhcaTest *t, QhcaCq *cq, uint8_t depth_log2,
+                     uint32_t eqn, uint32_t uar)
+{
+    struct qhca_cmd_create_cq c = qt_cq_prepare(t, cq, depth_log2, eqn, uar);
+
+    return qt_cmd(t, QHCA_CMD_CREATE_CQ, &c, sizeof(c), &cq->cqn);
+}
+
+/* The same, created with success. */
+void qt_cq_init(QhcaTest *t, QhcaCq *cq, uint8_t depth_log2, uint32_t eqn,
+                uint32_t uar)
+{
+    g_assert_cmpuint(qt_cq_create(t, cq, depth_log2, eqn, uar), ==,
+                     QHCA_AQ_SUCCESS);
+}
+
+/* The same, allocated: g_free() it. */
+QhcaCq *qt_cq_new(QhcaTest *t, uint8_t depth_log2, uint32_t eqn,
+                  uint32_t uar)
+{
+    QhcaCq *cq = g_new0(QhcaCq, 1);
+
+    qt_cq_init(t, cq, depth_log2, eqn, uar);
+    return cq;
 }
 
 uint64_t qt_cqe_addr(const QhcaCq *cq)
@@ -463,35 +544,33 @@ bool qt_cq_ready(QhcaTest *t, const QhcaCq *cq)
     return (owner & QHCA_CQE_OWNER_PHASE) == phase;
 }
 
-typedef struct QtCqPoll {
-    QhcaTest *t;
-    const QhcaCq *cq;
-} QtCqPoll;
-
-static bool qt_cq_poll_ready(void *opaque)
-{
-    QtCqPoll *p = opaque;
-
-    return qt_cq_ready(p->t, p->cq);
-}
-
 /*
- * Take the next CQE (waiting for it if @wait) and update the doorbell
- * record; false if none came.
+ * Take the next CQE, waiting up to @timeout_us for it (0: only look),
+ * and update the doorbell record; false if none came.
  */
-bool qt_cq_poll(QhcaTest *t, QhcaCq *cq, struct qhca_cqe *cqe, bool wait)
+bool qt_cq_poll_for(QhcaTest *t, QhcaCq *cq, struct qhca_cqe *cqe,
+                    int64_t timeout_us)
 {
-    QtCqPoll p = { t, cq };
+    gint64 end = g_get_monotonic_time() + timeout_us;
     uint32_t rec;
 
-    if (!(wait ? qt_wait(qt_cq_poll_ready, &p) : qt_cq_ready(t, cq))) {
-        return false;
+    while (!qt_cq_ready(t, cq)) {
+        if (g_get_monotonic_time() >= end) {
+            return false;
+        }
+        g_usleep(100);
     }
     qtest_memread(t->qts, qt_cqe_addr(cq), cqe, sizeof(*cqe));
     cq->ci++;
     rec = cpu_to_le32(cq->ci);
     qtest_memwrite(t->qts, cq->dbrec, &rec, sizeof(rec));
     return true;
+}
+
+/* The same, waiting for the usual timeout if @wait. */
+bool qt_cq_poll(QhcaTest *t, QhcaCq *cq, struct qhca_cqe *cqe, bool wait)
+{
+    return qt_cq_poll_for(t, cq, cqe, wait ? QHCA_TIMEOUT_US : 0);
 }
 
 /* The next CQE, which must come within the timeout. */
@@ -503,7 +582,22 @@ struct qhca_cqe qt_cq_take(QhcaTest *t, QhcaCq *cq)
     return cqe;
 }
 
-/* No further CQE turns up, given some time. */
+/* The next CQE, which must be QP @qpn's, with @opcode and @status. */
+struct qhca_cqe qt_cq_expect(QhcaTest *t, QhcaCq *cq, uint32_t qpn,
+                             uint8_t opcode, uint8_t status)
+{
+    struct qhca_cqe cqe = qt_cq_take(t, cq);
+
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qpn);
+    g_assert_cmpuint(cqe.opcode, ==, opcode);
+    g_assert_cmpuint(cqe.status, ==, status);
+    return cqe;
+}
+
+/*
+ * No further CQE turns up within 20 ms: the engine completes a WQE as it
+ * handles its doorbell, well within that.
+ */
 void qt_cq_assert_empty(QhcaTest *t, const QhcaCq *cq)
 {
     int i;
@@ -514,13 +608,15 @@ void qt_cq_assert_empty(QhcaTest *t, const QhcaCq *cq)
     }
 }
 
-/* The slot of index @idx in a ring of 2^@depth_log2 slots. */
-uint64_t qt_slot(uint64_t ring, uint16_t idx, uint8_t depth_log2,
-                 uint8_t stride_log2)
+/* Arm @cq (for solicited completions only if @solicited) from @uar. */
+void qt_cq_arm(QhcaTest *t, uint32_t uar, const QhcaCq *cq, bool solicited)
 {
-    return ring + ((uint64_t)(idx & ((1u << depth_log2) - 1)) <<
-                   stride_log2);
+    qt_db(t, uar, solicited ? QHCA_DB_CQ_ARM_SOL : QHCA_DB_CQ_ARM, cq->cqn,
+          cq->ci);
 }
+
+/* ------------------------------------------------------------------ */
+/* Rings and doorbells                                                 */
 
 /* Write a send WQE of @wlen bytes at @slot, its SGEs right after it. */
 void qt_write_wqe(QhcaTest *t, uint64_t slot, const void *w, size_t wlen,
@@ -544,27 +640,104 @@ void qt_write_rwqe(QhcaTest *t, uint64_t slot, uint64_t wr_id,
     qt_write_wqe(t, slot, &w, sizeof(w), sge, nsge);
 }
 
+/* Write @val to doorbell @reg of page @page, whatever they are. */
+void qt_db_write(QhcaTest *t, uint32_t page, uint32_t reg, uint32_t val)
+{
+    qpci_io_writel(t->dev, t->bar2, (uint64_t)page * QHCA_DB_PAGE_SIZE + reg,
+                   val);
+}
+
 /* Ring doorbell @reg (QHCA_DB_SQ, ...) of UAR page @uar. */
 void qt_db(QhcaTest *t, uint32_t uar, uint32_t reg, uint32_t num,
            uint16_t idx)
 {
-    qpci_io_writel(t->dev, t->bar2, uar * QHCA_DB_PAGE_SIZE + reg,
-                   num << 16 | idx);
+    qt_db_write(t, uar, reg, num << 16 | idx);
 }
 
-uint8_t qt_modify_qp(QhcaTest *t, struct qhca_cmd_modify_qp *m)
+struct qhca_sge qt_sge(uint64_t addr, uint32_t len, uint32_t lkey)
 {
-    return qt_cmd(t, QHCA_CMD_MODIFY_QP, m, sizeof(*m), NULL);
+    return (struct qhca_sge) {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(lkey),
+    };
 }
 
-struct qhca_qp_attr qt_query_qp(QhcaTest *t, uint32_t qpn)
-{
-    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qpn) };
-    struct qhca_qp_attr a;
+/* ------------------------------------------------------------------ */
+/* Shared receive queues                                               */
 
-    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
-                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
-    return a;
+/*
+ * A basic SRQ's zeroed ring and its CREATE_SRQ, not yet submitted: the
+ * caller may change the command first.
+ */
+struct qhca_cmd_create_srq qt_srq_prepare(QhcaTest *t, QhcaSrq *srq,
+                                          uint32_t pdn, uint32_t uar,
+                                          uint8_t depth_log2,
+                                          uint8_t stride_log2)
+{
+    uint64_t size = 1ull << (depth_log2 + stride_log2);
+    struct qhca_cmd_create_srq c = {
+        .pdn = cpu_to_le32(pdn),
+        .uar = cpu_to_le32(uar),
+        .depth_log2 = depth_log2,
+        .stride_log2 = stride_log2,
+        .type = QHCA_SRQT_BASIC,
+    };
+
+    memset(srq, 0, sizeof(*srq));
+    srq->uar = uar;
+    srq->entries = 1u << depth_log2;
+    srq->stride = 1u << stride_log2;
+    srq->ring = guest_alloc(&t->alloc, size);
+    qtest_memset(t->qts, srq->ring, 0, size);
+    c.ring_addr = cpu_to_le64(srq->ring);
+    return c;
+}
+
+/* Submit @c for @srq; the status of CREATE_SRQ. */
+uint8_t qt_srq_create_cmd(QhcaTest *t, QhcaSrq *srq,
+                          const struct qhca_cmd_create_srq *c)
+{
+    srq->type = c->type;
+    return qt_cmd(t, QHCA_CMD_CREATE_SRQ, c, sizeof(*c), &srq->srqn);
+}
+
+/* A basic SRQ, created with success; g_free() it. */
+QhcaSrq *qt_srq_new(QhcaTest *t, uint32_t pdn, uint32_t uar,
+                    uint8_t depth_log2, uint8_t stride_log2)
+{
+    QhcaSrq *srq = g_new0(QhcaSrq, 1);
+    struct qhca_cmd_create_srq c = qt_srq_prepare(t, srq, pdn, uar,
+                                                  depth_log2, stride_log2);
+
+    g_assert_cmpuint(qt_srq_create_cmd(t, srq, &c), ==, QHCA_AQ_SUCCESS);
+    return srq;
+}
+
+uint64_t qt_srq_slot(const QhcaSrq *srq, uint16_t idx)
+{
+    return srq->ring + (uint64_t)(idx & (srq->entries - 1)) * srq->stride;
+}
+
+/* Write a receive WQE at the producer index; no doorbell. */
+void qt_srq_write(QhcaTest *t, QhcaSrq *srq, uint64_t wr_id,
+                  const struct qhca_sge *sge, unsigned nsge)
+{
+    qt_write_rwqe(t, qt_srq_slot(srq, srq->pi), wr_id, sge, nsge);
+    srq->pi++;
+}
+
+void qt_srq_ring(QhcaTest *t, const QhcaSrq *srq)
+{
+    qt_db(t, srq->uar, QHCA_DB_SRQ, srq->srqn, srq->pi);
+}
+
+/* Write a receive WQE and ring the SRQ doorbell. */
+void qt_srq_post(QhcaTest *t, QhcaSrq *srq, uint64_t wr_id,
+                 const struct qhca_sge *sge, unsigned nsge)
+{
+    qt_srq_write(t, srq, wr_id, sge, nsge);
+    qt_srq_ring(t, srq);
 }
 
 struct qhca_srq_attr qt_query_srq(QhcaTest *t, uint32_t srqn)
@@ -577,47 +750,289 @@ struct qhca_srq_attr qt_query_srq(QhcaTest *t, uint32_t srqn)
     return a;
 }
 
-/* RESET -> INIT -> RTR -> RTS towards @dest_qpn along @p, each a success. */
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                         */
+
+const QhcaPath qt_rc_path = {
+    .rc = true,
+    .dlid = QT_LID,
+    .mtu = QT_MTU_1024,
+    .access = QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_READ |
+              QHCA_ACCESS_REMOTE_ATOMIC,
+    .max_dest_rd_atomic = 4,
+    .min_rnr_timer = 1,
+    .timeout = 14,
+    .retry_cnt = 7,
+    .rnr_retry = 7,
+    .max_rd_atomic = 4,
+};
+
+/* The RC QP most tests use: 16 WQEs of 256 bytes, 16 receive WQEs of 64. */
+QhcaQpSpec qt_rc_spec(uint32_t pdn, uint32_t uar, const QhcaCq *scq,
+                      const QhcaCq *rcq)
+{
+    return (QhcaQpSpec) {
+        .type = QHCA_QPT_RC,
+        .pdn = pdn,
+        .uar = uar,
+        .send_cqn = scq->cqn,
+        .recv_cqn = rcq->cqn,
+        .sq_log2 = 4,
+        .sq_stride_log2 = 8,
+        .rq_log2 = 4,
+        .rq_stride_log2 = 6,
+    };
+}
+
+/* A zeroed ring of 2^@log2 entries of 2^@stride_log2 bytes, or 0: none. */
+static uint64_t qt_ring(QhcaTest *t, uint8_t log2, uint8_t stride_log2,
+                        uint32_t *entries, uint32_t *stride)
+{
+    uint64_t size = 1ull << (log2 + stride_log2);
+    uint64_t ring;
+
+    if (!stride_log2) {
+        return 0;
+    }
+    ring = guest_alloc(&t->alloc, size);
+    qtest_memset(t->qts, ring, 0, size);
+    *entries = 1u << log2;
+    *stride = 1u << stride_log2;
+    return ring;
+}
+
+/*
+ * The zeroed rings of a QP as @s describes it and its CREATE_QP, not yet
+ * submitted: the caller may change the command first.
+ */
+struct qhca_cmd_create_qp qt_qp_prepare(QhcaTest *t, QhcaQp *qp,
+                                        const QhcaQpSpec *s)
+{
+    struct qhca_cmd_create_qp c = {
+        .pdn = cpu_to_le32(s->pdn),
+        .uar = cpu_to_le32(s->uar),
+        .send_cqn = cpu_to_le16(s->send_cqn),
+        .recv_cqn = cpu_to_le16(s->recv_cqn),
+        .type = s->type,
+        .flags = s->flags,
+        .sq_depth_log2 = s->sq_log2,
+        .sq_stride_log2 = s->sq_stride_log2,
+    };
+
+    memset(qp, 0, sizeof(*qp));
+    qp->type = s->type;
+    qp->uar = s->uar;
+    qp->sq = qt_ring(t, s->sq_log2, s->sq_stride_log2, &qp->sq_entries,
+                     &qp->sq_stride);
+    c.sq_addr = cpu_to_le64(qp->sq);
+    if (s->srq) {
+        c.flags |= QHCA_QP_F_SRQ;
+        c.srqn = cpu_to_le16(s->srq->srqn);
+    } else {
+        qp->rq = qt_ring(t, s->rq_log2, s->rq_stride_log2, &qp->rq_entries,
+                         &qp->rq_stride);
+        c.rq_addr = cpu_to_le64(qp->rq);
+        c.rq_depth_log2 = s->rq_log2;
+        c.rq_stride_log2 = s->rq_stride_log2;
+    }
+    return c;
+}
+
+/* Submit @c for @qp; the status of CREATE_QP. */
+uint8_t qt_qp_create_cmd(QhcaTest *t, QhcaQp *qp,
+                         const struct qhca_cmd_create_qp *c)
+{
+    return qt_cmd(t, QHCA_CMD_CREATE_QP, c, sizeof(*c), &qp->qpn);
+}
+
+uint8_t qt_qp_try_create(QhcaTest *t, QhcaQp *qp, const QhcaQpSpec *s)
+{
+    struct qhca_cmd_create_qp c = qt_qp_prepare(t, qp, s);
+
+    return qt_qp_create_cmd(t, qp, &c);
+}
+
+/* A QP as @s describes it, created with success; g_free() it. */
+QhcaQp *qt_qp_new(QhcaTest *t, const QhcaQpSpec *s)
+{
+    QhcaQp *qp = g_new0(QhcaQp, 1);
+
+    g_assert_cmpuint(qt_qp_try_create(t, qp, s), ==, QHCA_AQ_SUCCESS);
+    return qp;
+}
+
+uint8_t qt_modify_qp(QhcaTest *t, struct qhca_cmd_modify_qp *m)
+{
+    return qt_cmd(t, QHCA_CMD_MODIFY_QP, m, sizeof(*m), NULL);
+}
+
+/* MODIFY_QP of @qp to @state with @mask, its attributes from @attrs. */
+uint8_t qt_qp_modify(QhcaTest *t, const QhcaQp *qp, uint8_t state,
+                     uint32_t mask, const struct qhca_cmd_modify_qp *attrs)
+{
+    struct qhca_cmd_modify_qp m = attrs ? *attrs
+                                        : (struct qhca_cmd_modify_qp) { 0 };
+
+    m.qpn = cpu_to_le32(qp->qpn);
+    m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | mask);
+    m.state = state;
+    return qt_modify_qp(t, &m);
+}
+
+struct qhca_qp_attr qt_query_qp(QhcaTest *t, uint32_t qpn)
+{
+    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qpn) };
+    struct qhca_qp_attr a;
+
+    g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a,
+                              sizeof(a)), ==, QHCA_AQ_SUCCESS);
+    return a;
+}
+
+uint8_t qt_qp_state(QhcaTest *t, const QhcaQp *qp)
+{
+    return qt_query_qp(t, qp->qpn).state;
+}
+
+/* The engine moves QPs to ERR on its own time: wait for @state. */
+void qt_qp_wait_state(QhcaTest *t, const QhcaQp *qp, uint8_t state)
+{
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+
+    while (qt_qp_state(t, qp) != state) {
+        g_assert(g_get_monotonic_time() < end);
+        g_usleep(1000);
+    }
+}
+
+/*
+ * RESET -> INIT -> RTR -> RTS towards @dest_qpn along @p; the status of
+ * the first step that fails, or SUCCESS.
+ */
+uint8_t qt_try_connect(QhcaTest *t, uint32_t qpn, uint32_t dest_qpn,
+                       const QhcaPath *p)
+{
+    struct qhca_cmd_modify_qp m[3] = {
+        {
+            .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE |
+                                     QHCA_QP_ATTR_ACCESS),
+            .state = QHCA_QPS_INIT,
+            .access = p->access,
+        }, {
+            .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
+                                     QHCA_QP_ATTR_DEST_QPN |
+                                     QHCA_QP_ATTR_RQ_PSN |
+                                     (p->rc ? QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+                                              QHCA_QP_ATTR_MIN_RNR_TIMER : 0)),
+            .state = QHCA_QPS_RTR,
+            .dlid = cpu_to_le16(p->dlid),
+            .path_mtu = p->mtu,
+            .dest_qpn = cpu_to_le32(dest_qpn),
+            .rq_psn = cpu_to_le32(p->rq_psn),
+            .max_dest_rd_atomic = p->max_dest_rd_atomic,
+            .min_rnr_timer = p->min_rnr_timer,
+        }, {
+            .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
+                                     (p->rc ? QHCA_QP_ATTR_TIMEOUT |
+                                              QHCA_QP_ATTR_RETRY_CNT |
+                                              QHCA_QP_ATTR_RNR_RETRY |
+                                              QHCA_QP_ATTR_MAX_RD_ATOMIC : 0)),
+            .state = QHCA_QPS_RTS,
+            .sq_psn = cpu_to_le32(p->sq_psn),
+            .timeout = p->timeout,
+            .retry_cnt = p->retry_cnt,
+            .rnr_retry = p->rnr_retry,
+            .max_rd_atomic = p->max_rd_atomic,
+        },
+    };
+    uint8_t status = QHCA_AQ_SUCCESS;
+    int i;
+
+    for (i = 0; i < 3 && status == QHCA_AQ_SUCCESS; i++) {
+        m[i].qpn = cpu_to_le32(qpn);
+        status = qt_modify_qp(t, &m[i]);
+    }
+    return status;
+}
+
+/* The same, each step a success. */
 void qt_connect(QhcaTest *t, uint32_t qpn, uint32_t dest_qpn,
                 const QhcaPath *p)
 {
+    g_assert_cmpuint(qt_try_connect(t, qpn, dest_qpn, p), ==,
+                     QHCA_AQ_SUCCESS);
+}
+
+/*
+ * @qp from RESET to RTS towards @dest along @p (whose PSNs are ignored):
+ * each side sends from @psn_base plus its own QP number, so that both
+ * sides of a connection agree.  QUERY_QP then says RTS.
+ */
+void qt_qp_connect(QhcaTest *t, const QhcaQp *qp, const QhcaQp *dest,
+                   const QhcaPath *p, uint32_t psn_base)
+{
+    QhcaPath path = *p;
+
+    path.rq_psn = psn_base + dest->qpn;
+    path.sq_psn = psn_base + qp->qpn;
+    qt_connect(t, qp->qpn, dest->qpn, &path);
+    g_assert_cmpuint(qt_qp_state(t, qp), ==, QHCA_QPS_RTS);
+}
+
+/* A UD QP from RESET to RTS with @qkey and @sq_psn, each a success. */
+void qt_qp_ud_rts(QhcaTest *t, const QhcaQp *qp, uint32_t qkey,
+                  uint32_t sq_psn)
+{
     struct qhca_cmd_modify_qp m = {
-        .qpn = cpu_to_le32(qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_ACCESS),
-        .state = QHCA_QPS_INIT,
-        .access = p->access,
+        .qkey = cpu_to_le32(qkey),
+        .sq_psn = cpu_to_le32(sq_psn),
     };
 
-    g_assert_cmpuint(qt_modify_qp(t, &m), ==, QHCA_AQ_SUCCESS);
-    m = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_PATH |
-                                 QHCA_QP_ATTR_DEST_QPN |
-                                 QHCA_QP_ATTR_RQ_PSN |
-                                 (p->rc ? QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                                          QHCA_QP_ATTR_MIN_RNR_TIMER : 0)),
-        .state = QHCA_QPS_RTR,
-        .dlid = cpu_to_le16(p->dlid),
-        .path_mtu = p->mtu,
-        .dest_qpn = cpu_to_le32(dest_qpn),
-        .rq_psn = cpu_to_le32(p->rq_psn),
-        .max_dest_rd_atomic = p->max_dest_rd_atomic,
-        .min_rnr_timer = p->min_rnr_timer,
-    };
-    g_assert_cmpuint(qt_modify_qp(t, &m), ==, QHCA_AQ_SUCCESS);
-    m = (struct qhca_cmd_modify_qp) {
-        .qpn = cpu_to_le32(qpn),
-        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | QHCA_QP_ATTR_SQ_PSN |
-                                 (p->rc ? QHCA_QP_ATTR_TIMEOUT |
-                                          QHCA_QP_ATTR_RETRY_CNT |
-                                          QHCA_QP_ATTR_RNR_RETRY |
-                                          QHCA_QP_ATTR_MAX_RD_ATOMIC : 0)),
-        .state = QHCA_QPS_RTS,
-        .sq_psn = cpu_to_le32(p->sq_psn),
-        .timeout = p->timeout,
-        .retry_cnt = p->retry_cnt,
-        .rnr_retry = p->rnr_retry,
-        .max_rd_atomic = p->max_rd_atomic,
-    };
-    g_assert_cmpuint(qt_modify_qp(t, &m), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_qp_modify(t, qp, QHCA_QPS_INIT, QHCA_QP_ATTR_QKEY,
+                                  &m), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_qp_modify(t, qp, QHCA_QPS_RTR, 0, NULL), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_qp_modify(t, qp, QHCA_QPS_RTS, QHCA_QP_ATTR_SQ_PSN,
+                                  &m), ==, QHCA_AQ_SUCCESS);
+}
+
+uint64_t qt_qp_sq_slot(const QhcaQp *qp, uint16_t idx)
+{
+    return qp->sq + (uint64_t)(idx & (qp->sq_entries - 1)) * qp->sq_stride;
+}
+
+uint64_t qt_qp_rq_slot(const QhcaQp *qp, uint16_t idx)
+{
+    return qp->rq + (uint64_t)(idx & (qp->rq_entries - 1)) * qp->rq_stride;
+}
+
+/*
+ * Write the send WQE @w (any of the 64-byte layouts: struct qhca_sq_wqe,
+ * _ud, _bind, _reg_mr) and its SGEs at the producer index; returns its
+ * index.  The doorbell is separate.
+ */
+uint16_t qt_qp_post_send(QhcaTest *t, QhcaQp *qp, const void *w,
+                         const struct qhca_sge *sge, unsigned nsge)
+{
+    uint16_t idx = qp->sq_pi++;
+
+    qt_write_wqe(t, qt_qp_sq_slot(qp, idx), w, sizeof(struct qhca_sq_wqe),
+                 sge, nsge);
+    return idx;
+}
+
+void qt_qp_ring_sq(QhcaTest *t, const QhcaQp *qp)
+{
+    qt_db(t, qp->uar, QHCA_DB_SQ, qp->qpn, qp->sq_pi);
+}
+
+/* Write a receive WQE at the producer index and ring the RQ doorbell. */
+uint16_t qt_qp_post_recv(QhcaTest *t, QhcaQp *qp, uint64_t wr_id,
+                         const struct qhca_sge *sge, unsigned nsge)
+{
+    uint16_t idx = qp->rq_pi++;
+
+    qt_write_rwqe(t, qt_qp_rq_slot(qp, idx), wr_id, sge, nsge);
+    qt_db(t, qp->uar, QHCA_DB_RQ, qp->qpn, qp->rq_pi);
+    return idx;
 }

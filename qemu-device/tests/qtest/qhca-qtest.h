@@ -3,8 +3,11 @@
  * qtest helpers for the qhca InfiniBand HCA model: the test plays the
  * driver with plain register and memory accesses.  It brings the admin
  * queue up, submits commands and polls their completions by phase bit,
- * without interrupts.  Every qhca qtest shares these: qhca-test
- * (interface 1.0) the admin queue, the others the data path too.
+ * without interrupts.  Every qhca qtest and qhca-fuzz share these:
+ * the admin queue, and the one layer of the data path (EQs, CQs, SRQs
+ * and QPs of every type with their rings, posting, doorbells, bounded
+ * waits for CQEs and events, the connection sequence), so that a test
+ * says only what is particular to it.
  */
 #ifndef QHCA_QTEST_H
 #define QHCA_QTEST_H
@@ -117,6 +120,65 @@ typedef struct QhcaPath {
     uint8_t max_rd_atomic;
 } QhcaPath;
 
+/* A shared receive queue: its ring and producer index. */
+typedef struct QhcaSrq {
+    uint32_t srqn;
+    uint8_t type;               /* QHCA_SRQT_* */
+    uint32_t uar;               /* the UAR whose page rings it */
+    uint64_t ring;
+    uint32_t entries;
+    uint32_t stride;            /* bytes */
+    uint16_t pi;
+} QhcaSrq;
+
+/*
+ * A QP as the driver keeps it: its rings and their producer indices.  A
+ * ring it does not have (an RQ on an SRQ, the rings of an XRC TGT QP) is
+ * 0 with 0 entries.
+ */
+typedef struct QhcaQp {
+    uint32_t qpn;
+    uint8_t type;               /* QHCA_QPT_* */
+    uint32_t uar;               /* the UAR whose page rings it */
+    uint64_t sq;
+    uint64_t rq;
+    uint32_t sq_entries;
+    uint32_t rq_entries;
+    uint32_t sq_stride;         /* bytes */
+    uint32_t rq_stride;
+    uint16_t sq_pi;
+    uint16_t rq_pi;
+} QhcaQp;
+
+/*
+ * What a QP is created with.  A ring whose stride_log2 is 0 is not
+ * allocated (and its fields of CREATE_QP stay 0); @srq puts the QP on
+ * that SRQ instead of an RQ of its own.
+ */
+typedef struct QhcaQpSpec {
+    uint8_t type;
+    uint8_t flags;              /* QHCA_QP_F_*; SRQ is set from @srq */
+    uint32_t pdn;
+    uint32_t uar;
+    uint32_t send_cqn;
+    uint32_t recv_cqn;
+    uint8_t sq_log2;
+    uint8_t sq_stride_log2;
+    uint8_t rq_log2;
+    uint8_t rq_stride_log2;
+    const QhcaSrq *srq;
+} QhcaQpSpec;
+
+/* The port's LID, and enum ib_mtu's 1024: what the tests connect with. */
+#define QT_LID              1
+#define QT_MTU_1024         3
+
+/*
+ * An RC path on the one port with every remote access, four reads or
+ * atomics in flight each way, and retries for ever; PSNs are the caller's.
+ */
+extern const QhcaPath qt_rc_path;
+
 QTestState *qt_hotplug_start(void);
 void qt_assert_prop_out_of_range(QTestState *qts, const char *name,
                                  int64_t value);
@@ -135,27 +197,89 @@ void qt_eq_init(QhcaTest *t, QhcaEq *eq, uint8_t depth_log2,
 bool qt_eqe_ready(QhcaTest *t, const QhcaEq *eq);
 bool qt_eq_next(QhcaTest *t, QhcaEq *eq, bool wait, struct qhca_eqe *e);
 
+uint64_t qt_wait_counter(QhcaTest *t, enum qhca_counter i, uint64_t value);
+uint64_t qt_guest_errors(QhcaTest *t);
+
+void qt_eq_expect(QhcaTest *t, QhcaEq *eq, uint8_t type, uint32_t data);
+void qt_eq_assert_quiet(QhcaTest *t, const QhcaEq *eq);
+
+/* Completion queues */
+struct qhca_cmd_create_cq qt_cq_prepare(QhcaTest *t, QhcaCq *cq,
+                                        uint8_t depth_log2, uint32_t eqn,
+                                        uint32_t uar);
+uint8_t qt_cq_create(QhcaTest *t, QhcaCq *cq, uint8_t depth_log2,
+                     uint32_t eqn, uint32_t uar);
 void qt_cq_init(QhcaTest *t, QhcaCq *cq, uint8_t depth_log2, uint32_t eqn,
                 uint32_t uar);
+QhcaCq *qt_cq_new(QhcaTest *t, uint8_t depth_log2, uint32_t eqn,
+                  uint32_t uar);
 uint64_t qt_cqe_addr(const QhcaCq *cq);
 bool qt_cq_ready(QhcaTest *t, const QhcaCq *cq);
+bool qt_cq_poll_for(QhcaTest *t, QhcaCq *cq, struct qhca_cqe *cqe,
+                    int64_t timeout_us);
 bool qt_cq_poll(QhcaTest *t, QhcaCq *cq, struct qhca_cqe *cqe, bool wait);
 struct qhca_cqe qt_cq_take(QhcaTest *t, QhcaCq *cq);
+struct qhca_cqe qt_cq_expect(QhcaTest *t, QhcaCq *cq, uint32_t qpn,
+                             uint8_t opcode, uint8_t status);
 void qt_cq_assert_empty(QhcaTest *t, const QhcaCq *cq);
+void qt_cq_arm(QhcaTest *t, uint32_t uar, const QhcaCq *cq, bool solicited);
 
-uint64_t qt_slot(uint64_t ring, uint16_t idx, uint8_t depth_log2,
-                 uint8_t stride_log2);
+/* Rings and doorbells */
 void qt_write_wqe(QhcaTest *t, uint64_t slot, const void *w, size_t wlen,
                   const struct qhca_sge *sge, unsigned nsge);
 void qt_write_rwqe(QhcaTest *t, uint64_t slot, uint64_t wr_id,
                    const struct qhca_sge *sge, unsigned nsge);
+void qt_db_write(QhcaTest *t, uint32_t page, uint32_t reg, uint32_t val);
 void qt_db(QhcaTest *t, uint32_t uar, uint32_t reg, uint32_t num,
            uint16_t idx);
+struct qhca_sge qt_sge(uint64_t addr, uint32_t len, uint32_t lkey);
 
-uint8_t qt_modify_qp(QhcaTest *t, struct qhca_cmd_modify_qp *m);
-struct qhca_qp_attr qt_query_qp(QhcaTest *t, uint32_t qpn);
+/* Shared receive queues */
+struct qhca_cmd_create_srq qt_srq_prepare(QhcaTest *t, QhcaSrq *srq,
+                                          uint32_t pdn, uint32_t uar,
+                                          uint8_t depth_log2,
+                                          uint8_t stride_log2);
+uint8_t qt_srq_create_cmd(QhcaTest *t, QhcaSrq *srq,
+                          const struct qhca_cmd_create_srq *c);
+QhcaSrq *qt_srq_new(QhcaTest *t, uint32_t pdn, uint32_t uar,
+                    uint8_t depth_log2, uint8_t stride_log2);
+uint64_t qt_srq_slot(const QhcaSrq *srq, uint16_t idx);
+void qt_srq_write(QhcaTest *t, QhcaSrq *srq, uint64_t wr_id,
+                  const struct qhca_sge *sge, unsigned nsge);
+void qt_srq_ring(QhcaTest *t, const QhcaSrq *srq);
+void qt_srq_post(QhcaTest *t, QhcaSrq *srq, uint64_t wr_id,
+                 const struct qhca_sge *sge, unsigned nsge);
 struct qhca_srq_attr qt_query_srq(QhcaTest *t, uint32_t srqn);
+
+/* Queue pairs */
+QhcaQpSpec qt_rc_spec(uint32_t pdn, uint32_t uar, const QhcaCq *scq,
+                      const QhcaCq *rcq);
+struct qhca_cmd_create_qp qt_qp_prepare(QhcaTest *t, QhcaQp *qp,
+                                        const QhcaQpSpec *s);
+uint8_t qt_qp_create_cmd(QhcaTest *t, QhcaQp *qp,
+                         const struct qhca_cmd_create_qp *c);
+uint8_t qt_qp_try_create(QhcaTest *t, QhcaQp *qp, const QhcaQpSpec *s);
+QhcaQp *qt_qp_new(QhcaTest *t, const QhcaQpSpec *s);
+uint8_t qt_modify_qp(QhcaTest *t, struct qhca_cmd_modify_qp *m);
+uint8_t qt_qp_modify(QhcaTest *t, const QhcaQp *qp, uint8_t state,
+                     uint32_t mask, const struct qhca_cmd_modify_qp *attrs);
+struct qhca_qp_attr qt_query_qp(QhcaTest *t, uint32_t qpn);
+uint8_t qt_qp_state(QhcaTest *t, const QhcaQp *qp);
+void qt_qp_wait_state(QhcaTest *t, const QhcaQp *qp, uint8_t state);
+uint8_t qt_try_connect(QhcaTest *t, uint32_t qpn, uint32_t dest_qpn,
+                       const QhcaPath *p);
 void qt_connect(QhcaTest *t, uint32_t qpn, uint32_t dest_qpn,
                 const QhcaPath *p);
+void qt_qp_connect(QhcaTest *t, const QhcaQp *qp, const QhcaQp *dest,
+                   const QhcaPath *p, uint32_t psn_base);
+void qt_qp_ud_rts(QhcaTest *t, const QhcaQp *qp, uint32_t qkey,
+                  uint32_t sq_psn);
+uint64_t qt_qp_sq_slot(const QhcaQp *qp, uint16_t idx);
+uint64_t qt_qp_rq_slot(const QhcaQp *qp, uint16_t idx);
+uint16_t qt_qp_post_send(QhcaTest *t, QhcaQp *qp, const void *w,
+                         const struct qhca_sge *sge, unsigned nsge);
+void qt_qp_ring_sq(QhcaTest *t, const QhcaQp *qp);
+uint16_t qt_qp_post_recv(QhcaTest *t, QhcaQp *qp, uint64_t wr_id,
+                         const struct qhca_sge *sge, unsigned nsge);
 
 #endif /* QHCA_QTEST_H */

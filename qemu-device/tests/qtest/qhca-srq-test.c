@@ -15,8 +15,6 @@
 #define SQ_STRIDE_LOG2      7
 #define SRQ_LOG2            3               /* 8 WQEs */
 #define SRQ_STRIDE_LOG2     6               /* header + 3 SGEs */
-#define MTU_1024            3               /* enum ib_mtu */
-#define LID                 1
 #define BUF                 2048            /* one receive buffer */
 #define EVENTS              ((1u << QHCA_EVENT_COMPLETION) | \
                              (1u << QHCA_EVENT_QP_FATAL) | \
@@ -31,18 +29,6 @@ typedef struct Srt {
     QhcaEq eq;
     uint32_t lkey;              /* a physical MR over all of RAM */
 } Srt;
-
-typedef struct SrtSrq {
-    uint32_t srqn;
-    uint64_t ring;
-    uint16_t pi;
-} SrtSrq;
-
-typedef struct SrtQp {
-    uint32_t qpn;
-    uint64_t sq;
-    uint16_t sq_pi;
-} SrtQp;
 
 #define CQ_LOG2             6
 
@@ -86,33 +72,29 @@ static void srt_expect_event(Srt *s, uint8_t type, uint32_t data)
     g_assert_cmpuint(le32_to_cpu(e.data), ==, data);
 }
 
+/* No event but completions within 20 ms, as qt_eq_assert_quiet(). */
 static void srt_no_event(Srt *s)
 {
-    g_usleep(20000);
-    g_assert_cmpuint(srt_event(s, false).type, ==, 0);
+    int i;
+
+    for (i = 0; i < 20; i++) {
+        g_assert_cmpuint(srt_event(s, false).type, ==, 0);
+        g_usleep(1000);
+    }
 }
 
 static QhcaCq *srt_cq(Srt *s)
 {
-    QhcaCq *cq = g_new0(QhcaCq, 1);
-
-    qt_cq_init(s->t, cq, CQ_LOG2, s->eq.eqn, s->uar);
-    return cq;
+    return qt_cq_new(s->t, CQ_LOG2, s->eq.eqn, s->uar);
 }
 
+/* A CREATE_SRQ of the test's shape, its ring allocated; not submitted. */
 static struct qhca_cmd_create_srq srt_srq_params(Srt *s)
 {
-    size_t size = 1u << (SRQ_LOG2 + SRQ_STRIDE_LOG2);
-    struct qhca_cmd_create_srq c = {
-        .ring_addr = cpu_to_le64(guest_alloc(&s->t->alloc, size)),
-        .pdn = cpu_to_le32(s->pdn),
-        .uar = cpu_to_le32(s->uar),
-        .depth_log2 = SRQ_LOG2,
-        .stride_log2 = SRQ_STRIDE_LOG2,
-    };
+    QhcaSrq scratch;
 
-    qtest_memset(s->t->qts, le64_to_cpu(c.ring_addr), 0, size);
-    return c;
+    return qt_srq_prepare(s->t, &scratch, s->pdn, s->uar, SRQ_LOG2,
+                          SRQ_STRIDE_LOG2);
 }
 
 static uint8_t srt_create_srq_cmd(Srt *s, struct qhca_cmd_create_srq *c,
@@ -121,15 +103,9 @@ static uint8_t srt_create_srq_cmd(Srt *s, struct qhca_cmd_create_srq *c,
     return qt_cmd(s->t, QHCA_CMD_CREATE_SRQ, c, sizeof(*c), srqn);
 }
 
-static SrtSrq *srt_srq(Srt *s)
+static QhcaSrq *srt_srq(Srt *s)
 {
-    SrtSrq *srq = g_new0(SrtSrq, 1);
-    struct qhca_cmd_create_srq c = srt_srq_params(s);
-
-    g_assert_cmpuint(srt_create_srq_cmd(s, &c, &srq->srqn), ==,
-                     QHCA_AQ_SUCCESS);
-    srq->ring = le64_to_cpu(c.ring_addr);
-    return srq;
+    return qt_srq_new(s->t, s->pdn, s->uar, SRQ_LOG2, SRQ_STRIDE_LOG2);
 }
 
 static uint8_t srt_modify_srq(Srt *s, uint32_t srqn, uint32_t mask,
@@ -149,90 +125,73 @@ static void srt_srq_db(Srt *s, uint32_t uar, uint32_t srqn, uint16_t idx)
     qt_db(s->t, uar, QHCA_DB_SRQ, srqn, idx);
 }
 
-static struct qhca_sge srt_sge(Srt *s, uint64_t buf, uint32_t len)
-{
-    return (struct qhca_sge) {
-        .addr = cpu_to_le64(buf),
-        .length = cpu_to_le32(len),
-        .lkey = cpu_to_le32(s->lkey),
-    };
-}
-
 /* Write a receive WQE of one SGE at the producer index; no doorbell. */
-static void srt_srq_wqe(Srt *s, SrtSrq *srq, uint64_t wr_id, uint64_t buf,
+static void srt_srq_wqe(Srt *s, QhcaSrq *srq, uint64_t wr_id, uint64_t buf,
                         uint32_t len)
 {
-    struct qhca_sge sge = srt_sge(s, buf, len);
+    struct qhca_sge sge = qt_sge(buf, len, s->lkey);
 
-    qt_write_rwqe(s->t, qt_slot(srq->ring, srq->pi, SRQ_LOG2,
-                                SRQ_STRIDE_LOG2), wr_id, &sge, 1);
-    srq->pi++;
+    qt_srq_write(s->t, srq, wr_id, &sge, 1);
 }
 
-static struct qhca_cmd_create_qp srt_qp_params(Srt *s, QhcaCq *cq)
+/* An RC QP on @cq, without an RQ: the caller adds one or an SRQ. */
+static QhcaQpSpec srt_qp_spec(Srt *s, QhcaCq *cq)
 {
-    size_t size = 1u << (SQ_LOG2 + SQ_STRIDE_LOG2);
-    struct qhca_cmd_create_qp c = {
-        .sq_addr = cpu_to_le64(guest_alloc(&s->t->alloc, size)),
-        .pdn = cpu_to_le32(s->pdn),
-        .uar = cpu_to_le32(s->uar),
-        .send_cqn = cpu_to_le16(cq->cqn),
-        .recv_cqn = cpu_to_le16(cq->cqn),
+    return (QhcaQpSpec) {
         .type = QHCA_QPT_RC,
-        .sq_depth_log2 = SQ_LOG2,
+        .pdn = s->pdn,
+        .uar = s->uar,
+        .send_cqn = cq->cqn,
+        .recv_cqn = cq->cqn,
+        .sq_log2 = SQ_LOG2,
         .sq_stride_log2 = SQ_STRIDE_LOG2,
     };
+}
 
-    qtest_memset(s->t->qts, le64_to_cpu(c.sq_addr), 0, size);
-    return c;
+/* Its CREATE_QP, the SQ allocated; not submitted. */
+static struct qhca_cmd_create_qp srt_qp_params(Srt *s, QhcaCq *cq)
+{
+    QhcaQpSpec spec = srt_qp_spec(s, cq);
+    QhcaQp scratch;
+
+    return qt_qp_prepare(s->t, &scratch, &spec);
 }
 
 /* A QP on @srq, or with an RQ of its own when @srq is NULL. */
-static SrtQp *srt_qp(Srt *s, QhcaCq *cq, SrtSrq *srq)
+static QhcaQp *srt_qp(Srt *s, QhcaCq *cq, QhcaSrq *srq)
 {
-    SrtQp *qp = g_new0(SrtQp, 1);
-    struct qhca_cmd_create_qp c = srt_qp_params(s, cq);
+    QhcaQpSpec spec = srt_qp_spec(s, cq);
 
-    if (srq) {
-        c.flags = QHCA_QP_F_SRQ;
-        c.srqn = cpu_to_le16(srq->srqn);
-    } else {
-        c.rq_addr = cpu_to_le64(guest_alloc(&s->t->alloc, 1024));
-        c.rq_depth_log2 = 4;
-        c.rq_stride_log2 = 6;
-    }
-    g_assert_cmpuint(qt_cmd(s->t, QHCA_CMD_CREATE_QP, &c, sizeof(c),
-                            &qp->qpn), ==, QHCA_AQ_SUCCESS);
-    qp->sq = le64_to_cpu(c.sq_addr);
-    return qp;
+    spec.srq = srq;
+    spec.rq_log2 = 4;
+    spec.rq_stride_log2 = 6;
+    return qt_qp_new(s->t, &spec);
 }
 
 /* RESET -> INIT -> RTR -> RTS towards @dest, RNR retries forever. */
-static void srt_connect_one(Srt *s, SrtQp *qp, SrtQp *dest)
+static void srt_connect_one(Srt *s, QhcaQp *qp, QhcaQp *dest)
 {
-    const QhcaPath path = {
+    static const QhcaPath path = {
         .rc = true,
-        .dlid = LID,
-        .mtu = MTU_1024,
-        .rq_psn = dest->qpn,
-        .sq_psn = qp->qpn,
+        .dlid = QT_LID,
+        .mtu = QT_MTU_1024,
         .min_rnr_timer = 1,
         .timeout = 14,
         .retry_cnt = 7,
         .rnr_retry = 7,
     };
 
-    qt_connect(s->t, qp->qpn, dest->qpn, &path);
+    qt_qp_connect(s->t, qp, dest, &path, 0);
 }
 
-static void srt_connect(Srt *s, SrtQp *a, SrtQp *b)
+static void srt_connect(Srt *s, QhcaQp *a, QhcaQp *b)
 {
     srt_connect_one(s, a, b);
     srt_connect_one(s, b, a);
 }
 
 /* A signaled SEND of @len bytes at @buf; rings the doorbell. */
-static void srt_send(Srt *s, SrtQp *qp, uint64_t wr_id, uint64_t buf,
+static void srt_send(Srt *s, QhcaQp *qp, uint64_t wr_id, uint64_t buf,
                      uint32_t len)
 {
     struct qhca_sq_wqe w = {
@@ -241,12 +200,10 @@ static void srt_send(Srt *s, SrtQp *qp, uint64_t wr_id, uint64_t buf,
         .flags = QHCA_WQE_F_SIGNALED,
         .num_sge = 1,
     };
-    struct qhca_sge sge = srt_sge(s, buf, len);
+    struct qhca_sge sge = qt_sge(buf, len, s->lkey);
 
-    qt_write_wqe(s->t, qt_slot(qp->sq, qp->sq_pi, SQ_LOG2, SQ_STRIDE_LOG2),
-                 &w, sizeof(w), &sge, 1);
-    qp->sq_pi++;
-    qt_db(s->t, s->uar, QHCA_DB_SQ, qp->qpn, qp->sq_pi);
+    qt_qp_post_send(s->t, qp, &w, &sge, 1);
+    qt_qp_ring_sq(s->t, qp);
 }
 
 /* ------------------------------------------------------------------ */
@@ -398,12 +355,12 @@ static void test_srq_qp(void)
     Srt *s = srt_start("");
     QhcaTest *t = s->t;
     QhcaCq *cq = srt_cq(s);
-    SrtSrq *srq = srt_srq(s);
+    QhcaSrq *srq = srt_srq(s);
     struct qhca_cmd_create_qp c;
     struct qhca_cmd_create_srq sc;
     struct qhca_qp_attr qa;
     uint32_t qpn, pd2, srqn2;
-    SrtQp *qp;
+    QhcaQp *qp;
 
     /* No such SRQ; RQ fields with an SRQ; srqn without the flag. */
     c = srt_qp_params(s, cq);
@@ -480,7 +437,7 @@ static void test_srq_doorbell(void)
 {
     Srt *s = srt_start(",max-uars=4");
     QhcaTest *t = s->t;
-    SrtSrq *srq = srt_srq(s);
+    QhcaSrq *srq = srt_srq(s);
     uint32_t uar2;
     struct qhca_srq_attr a;
     uint64_t bad;
@@ -537,8 +494,8 @@ static void test_srq_traffic(void)
     QhcaTest *t = s->t;
     QhcaCq *cq = srt_cq(s);
     QhcaCq *rcq = srt_cq(s);
-    SrtSrq *srq = srt_srq(s);
-    SrtQp *snd[2], *rcv[2];
+    QhcaSrq *srq = srt_srq(s);
+    QhcaQp *snd[2], *rcv[2];
     uint64_t src = guest_alloc(&t->alloc, 8 * BUF);
     uint64_t dst = guest_alloc(&t->alloc, 8 * BUF);
     uint8_t want[BUF], got[BUF];
@@ -547,23 +504,19 @@ static void test_srq_traffic(void)
     int i, k;
 
     for (i = 0; i < 2; i++) {
-        struct qhca_cmd_create_qp c = srt_qp_params(s, cq);
+        QhcaQpSpec spec = srt_qp_spec(s, cq);
 
         snd[i] = srt_qp(s, cq, NULL);
-        rcv[i] = g_new0(SrtQp, 1);
-        c.recv_cqn = cpu_to_le16(rcq->cqn);
-        c.flags = QHCA_QP_F_SRQ;
-        c.srqn = cpu_to_le16(srq->srqn);
-        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c),
-                                &rcv[i]->qpn), ==, QHCA_AQ_SUCCESS);
-        rcv[i]->sq = le64_to_cpu(c.sq_addr);
+        spec.recv_cqn = rcq->cqn;
+        spec.srq = srq;
+        rcv[i] = qt_qp_new(t, &spec);
         srt_connect(s, snd[i], rcv[i]);
     }
     qtest_memset(t->qts, dst, 0xee, 8 * BUF);
     for (i = 0; i < 6; i++) {
         srt_srq_wqe(s, srq, 100 + i, dst + i * BUF, BUF);
     }
-    srt_srq_db(s, s->uar, srq->srqn, srq->pi);
+    qt_srq_ring(t, srq);
     g_assert_cmpuint(srt_modify_srq(s, srq->srqn, QHCA_SRQ_ATTR_LIMIT, 3),
                      ==, QHCA_AQ_SUCCESS);
 
@@ -631,15 +584,14 @@ static void test_srq_traffic(void)
 
     /* A malformed SRQ WQE: taken, completed with LOC_QP_OP_ERR. */
     {
-        uint64_t slot = srq->ring + ((uint64_t)(srq->pi & 7) <<
-                                     SRQ_STRIDE_LOG2);
+        uint64_t slot = qt_srq_slot(srq, srq->pi);
         struct qhca_rq_wqe w = { .wr_id = cpu_to_le64(200), .num_sge = 4 };
 
         srt_srq_wqe(s, srq, 0, 0, 0);
         qtest_memwrite(t->qts, slot, &w, sizeof(w));
     }
     /* WQE 5 is taken first, then the malformed one. */
-    srt_srq_db(s, s->uar, srq->srqn, srq->pi);
+    qt_srq_ring(t, srq);
     srt_send(s, snd[1], 10, src, 10);
     cqe = qt_cq_take(s->t, rcq);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 105);

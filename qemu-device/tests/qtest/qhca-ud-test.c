@@ -15,7 +15,6 @@
 #include "qemu/bswap.h"
 #include "qhca-qtest.h"
 
-#define UD_LID              1
 #define UD_QKEY             0x11111111u
 #define UD_GRH              40
 #define UD_MTU              4096
@@ -29,14 +28,6 @@ typedef struct Ud {
     uint32_t lkey;              /* PHYS MR over all RAM */
     QhcaCq cq;
 } Ud;
-
-typedef struct UdQp {
-    uint32_t qpn;
-    uint64_t sq;
-    uint64_t rq;
-    uint16_t sq_pi;
-    uint16_t rq_pi;
-} UdQp;
 
 #define UD_SQ_LOG2          4
 #define UD_SQ_STRIDE_LOG2   7   /* 128 bytes: 4 SGEs */
@@ -62,70 +53,43 @@ static void ud_stop(Ud *u)
     g_free(u);
 }
 
-static uint8_t ud_create(Ud *u, uint8_t type, UdQp *qp)
+static uint8_t ud_create(Ud *u, uint8_t type, QhcaQp *qp)
 {
-    QhcaTest *t = u->t;
-    uint64_t sq_size = 1ull << (UD_SQ_LOG2 + UD_SQ_STRIDE_LOG2);
-    uint64_t rq_size = 1ull << (UD_RQ_LOG2 + UD_RQ_STRIDE_LOG2);
-    struct qhca_cmd_create_qp c = {
-        .pdn = cpu_to_le32(u->pdn),
-        .uar = cpu_to_le32(u->uar),
-        .send_cqn = cpu_to_le16(u->cq.cqn),
-        .recv_cqn = cpu_to_le16(u->cq.cqn),
+    const QhcaQpSpec spec = {
         .type = type,
-        .sq_depth_log2 = UD_SQ_LOG2,
+        .pdn = u->pdn,
+        .uar = u->uar,
+        .send_cqn = u->cq.cqn,
+        .recv_cqn = u->cq.cqn,
+        .sq_log2 = UD_SQ_LOG2,
         .sq_stride_log2 = UD_SQ_STRIDE_LOG2,
-        .rq_depth_log2 = UD_RQ_LOG2,
+        .rq_log2 = UD_RQ_LOG2,
         .rq_stride_log2 = UD_RQ_STRIDE_LOG2,
     };
 
-    memset(qp, 0, sizeof(*qp));
-    qp->sq = guest_alloc(&t->alloc, sq_size);
-    qp->rq = guest_alloc(&t->alloc, rq_size);
-    qtest_memset(t->qts, qp->sq, 0, sq_size);
-    qtest_memset(t->qts, qp->rq, 0, rq_size);
-    c.sq_addr = cpu_to_le64(qp->sq);
-    c.rq_addr = cpu_to_le64(qp->rq);
-    return qt_cmd(t, QHCA_CMD_CREATE_QP, &c, sizeof(c), &qp->qpn);
+    return qt_qp_try_create(u->t, qp, &spec);
 }
 
-static uint8_t ud_modify(Ud *u, UdQp *qp, uint8_t state, uint32_t mask,
+static uint8_t ud_modify(Ud *u, QhcaQp *qp, uint8_t state, uint32_t mask,
                          const struct qhca_cmd_modify_qp *attrs)
 {
-    struct qhca_cmd_modify_qp m = attrs ? *attrs
-                                        : (struct qhca_cmd_modify_qp) { 0 };
-
-    m.qpn = cpu_to_le32(qp->qpn);
-    m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | mask);
-    m.state = state;
-    return qt_modify_qp(u->t, &m);
+    return qt_qp_modify(u->t, qp, state, mask, attrs);
 }
 
 /* A UD QP in RTS with @qkey. */
-static void ud_qp(Ud *u, UdQp *qp, uint32_t qkey)
+static void ud_qp(Ud *u, QhcaQp *qp, uint32_t qkey)
 {
-    struct qhca_cmd_modify_qp m = { .qkey = cpu_to_le32(qkey) };
-
     g_assert_cmpuint(ud_create(u, QHCA_QPT_UD, qp), ==, QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(ud_modify(u, qp, QHCA_QPS_INIT, QHCA_QP_ATTR_QKEY, &m),
-                     ==, QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(ud_modify(u, qp, QHCA_QPS_RTR, 0, NULL), ==,
-                     QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(ud_modify(u, qp, QHCA_QPS_RTS, QHCA_QP_ATTR_SQ_PSN, &m),
-                     ==, QHCA_AQ_SUCCESS);
+    qt_qp_ud_rts(u->t, qp, qkey, 0);
 }
 
 static struct qhca_sge ud_sge(Ud *u, uint64_t addr, uint32_t len)
 {
-    return (struct qhca_sge) {
-        .addr = cpu_to_le64(addr),
-        .length = cpu_to_le32(len),
-        .lkey = cpu_to_le32(u->lkey),
-    };
+    return qt_sge(addr, len, u->lkey);
 }
 
 /* A UD send WQE to @dest on our own LID; the caller adjusts it. */
-static struct qhca_sq_wqe_ud ud_wqe(uint64_t wr_id, const UdQp *dest,
+static struct qhca_sq_wqe_ud ud_wqe(uint64_t wr_id, const QhcaQp *dest,
                                     uint32_t qkey, uint8_t nsge)
 {
     return (struct qhca_sq_wqe_ud) {
@@ -135,49 +99,28 @@ static struct qhca_sq_wqe_ud ud_wqe(uint64_t wr_id, const UdQp *dest,
         .num_sge = nsge,
         .dest_qpn = cpu_to_le32(dest->qpn),
         .qkey = cpu_to_le32(qkey),
-        .dlid = cpu_to_le16(UD_LID),
+        .dlid = cpu_to_le16(QT_LID),
         .sl = 5,
     };
 }
 
-/* Write a send WQE (any layout, 64 bytes) and its SGEs, ring the SQ. */
-static uint16_t ud_post_send(Ud *u, UdQp *qp, const void *wqe,
+/* Write a send WQE (any layout) and its SGEs, ring the SQ. */
+static uint16_t ud_post_send(Ud *u, QhcaQp *qp, const void *wqe,
                              const struct qhca_sge *sge, unsigned nsge)
 {
-    uint16_t idx = qp->sq_pi++;
+    uint16_t idx = qt_qp_post_send(u->t, qp, wqe, sge, nsge);
 
-    qt_write_wqe(u->t, qt_slot(qp->sq, idx, UD_SQ_LOG2, UD_SQ_STRIDE_LOG2),
-                 wqe, 64, sge, nsge);
-    qt_db(u->t, u->uar, QHCA_DB_SQ, qp->qpn, qp->sq_pi);
+    qt_qp_ring_sq(u->t, qp);
     return idx;
 }
 
-static uint16_t ud_post_recv(Ud *u, UdQp *qp, uint64_t wr_id,
-                             const struct qhca_sge *sge, unsigned nsge)
-{
-    uint16_t idx = qp->rq_pi++;
-
-    qt_write_rwqe(u->t, qt_slot(qp->rq, idx, UD_RQ_LOG2, UD_RQ_STRIDE_LOG2),
-                  wr_id, sge, nsge);
-    qt_db(u->t, u->uar, QHCA_DB_RQ, qp->qpn, qp->rq_pi);
-    return idx;
-}
-
-static struct qhca_cqe ud_expect(Ud *u, const UdQp *qp, uint64_t wr_id,
+static struct qhca_cqe ud_expect(Ud *u, const QhcaQp *qp, uint64_t wr_id,
                                  uint8_t opcode, uint8_t status)
 {
-    struct qhca_cqe cqe = qt_cq_take(u->t, &u->cq);
+    struct qhca_cqe cqe = qt_cq_expect(u->t, &u->cq, qp->qpn, opcode, status);
 
-    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp->qpn);
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
-    g_assert_cmpuint(cqe.status, ==, status);
-    g_assert_cmpuint(cqe.opcode, ==, opcode);
     return cqe;
-}
-
-static uint8_t ud_state(Ud *u, UdQp *qp)
-{
-    return qt_query_qp(u->t, qp->qpn).state;
 }
 
 /* ------------------------------------------------------------------ */
@@ -204,12 +147,12 @@ static void test_attrs(void)
         .sq_psn = cpu_to_le32(0x123),
         .rq_psn = cpu_to_le32(0x456),
         .dest_qpn = cpu_to_le32(9),
-        .dlid = cpu_to_le16(UD_LID),
+        .dlid = cpu_to_le16(QT_LID),
         .path_mtu = 3,
         .timeout = 14,
     };
     struct qhca_qp_attr a;
-    UdQp qp;
+    QhcaQp qp;
 
     /* UD: INIT needs the Q_Key and takes nothing else. */
     g_assert_cmpuint(ud_create(u, QHCA_QPT_UD, &qp), ==, QHCA_AQ_SUCCESS);
@@ -280,7 +223,7 @@ static void test_send_grh(void)
         0x52, 0x54, 0x00, 0xfe, 0x00, 0x00, 0x01, 0x02,
     };
     Ud *u = ud_start();
-    UdQp a, b;
+    QhcaQp a, b;
     uint64_t src = guest_alloc(&u->t->alloc, 8192);
     uint64_t dst = guest_alloc(&u->t->alloc, 8192);
     uint8_t data[1000], got[UD_GRH + sizeof(data)];
@@ -298,7 +241,7 @@ static void test_send_grh(void)
     qtest_memwrite(u->t->qts, src, data, sizeof(data));
     qtest_memset(u->t->qts, dst, 0xee, 2048);
 
-    ud_post_recv(u, &b, 0x200, &rs, 1);
+    qt_qp_post_recv(u->t, &b, 0x200, &rs, 1);
     w = ud_wqe(0x100, &b, UD_QKEY, 1);
     w.opcode = QHCA_WR_SEND_WITH_IMM;
     w.imm_data = cpu_to_be32(0xabcdef01);
@@ -315,7 +258,7 @@ static void test_send_grh(void)
     cqe = ud_expect(u, &b, 0x200, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, UD_GRH + sizeof(data));
     g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, a.qpn);
-    g_assert_cmpuint(le16_to_cpu(cqe.slid), ==, UD_LID);
+    g_assert_cmpuint(le16_to_cpu(cqe.slid), ==, QT_LID);
     g_assert_cmpuint(cqe.sl, ==, 5);
     g_assert_cmphex(cqe.flags, ==, QHCA_CQE_F_GRH | QHCA_CQE_F_IMM);
     g_assert_cmphex(be32_to_cpu(cqe.imm_data), ==, 0xabcdef01);
@@ -333,7 +276,7 @@ static void test_send_grh(void)
 
     /* Without a GRH the area is left alone. */
     qtest_memset(u->t->qts, dst, 0xee, 2048);
-    ud_post_recv(u, &b, 0x201, &rs, 1);
+    qt_qp_post_recv(u->t, &b, 0x201, &rs, 1);
     w = ud_wqe(0x101, &b, UD_QKEY, 1);
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 0x101, QHCA_WC_SEND, QHCA_WC_SUCCESS);
@@ -361,7 +304,7 @@ static void test_send_grh(void)
 static void test_qkey(void)
 {
     Ud *u = ud_start();
-    UdQp a, b;
+    QhcaQp a, b;
     uint64_t buf = guest_alloc(&u->t->alloc, 4096);
     struct qhca_sge ss = ud_sge(u, buf, 16);
     struct qhca_sge rs = ud_sge(u, buf + 2048, 1024);
@@ -379,7 +322,7 @@ static void test_qkey(void)
     qt_cq_assert_empty(u->t, &u->cq);
     g_assert_cmpuint(qt_counter(u->t, QHCA_CNT_RX_DROPS), ==, drops + 1);
 
-    ud_post_recv(u, &b, 0x20, &rs, 1);
+    qt_qp_post_recv(u->t, &b, 0x20, &rs, 1);
     /* Wrong Q_Key, then the QP's own (0x1234, also wrong): dropped. */
     w = ud_wqe(2, &b, UD_QKEY + 1, 1);
     ud_post_send(u, &a, &w, &ss, 1);
@@ -395,7 +338,7 @@ static void test_qkey(void)
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 4, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     ud_expect(u, &b, 0x20, QHCA_WC_RECV, QHCA_WC_SUCCESS);
-    g_assert_cmpuint(ud_state(u, &b), ==, QHCA_QPS_RTS);
+    g_assert_cmpuint(qt_qp_state(u->t, &b), ==, QHCA_QPS_RTS);
     ud_stop(u);
 }
 
@@ -414,7 +357,7 @@ static void test_bad_wqe(void)
 
     for (i = 0; i < BAD_NUM; i++) {
         Ud *u = ud_start();
-        UdQp a, b;
+        QhcaQp a, b;
         uint64_t buf = guest_alloc(&u->t->alloc, 3 * UD_MTU);
         struct qhca_sge sge[8];
         struct qhca_sq_wqe_ud w;
@@ -486,8 +429,8 @@ static void test_bad_wqe(void)
                         i == BAD_READ ? QHCA_WC_COMP_SWAP : QHCA_WC_SEND,
                         want);
         g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 0);
-        g_assert_cmpuint(ud_state(u, &a), ==, QHCA_QPS_ERR);
-        g_assert_cmpuint(ud_state(u, &b), ==, QHCA_QPS_RTS);
+        g_assert_cmpuint(qt_qp_state(u->t, &a), ==, QHCA_QPS_ERR);
+        g_assert_cmpuint(qt_qp_state(u->t, &b), ==, QHCA_QPS_RTS);
         qt_cq_assert_empty(u->t, &u->cq);
         ud_stop(u);
     }
@@ -499,7 +442,7 @@ static void test_uc(void)
     Ud *u = ud_start();
     uint64_t buf = guest_alloc(&u->t->alloc, 16384);
     struct qhca_cmd_modify_qp m = {
-        .dlid = cpu_to_le16(UD_LID),
+        .dlid = cpu_to_le16(QT_LID),
         .path_mtu = 1,          /* 256 */
         .access = QHCA_ACCESS_REMOTE_WRITE,
     };
@@ -512,7 +455,7 @@ static void test_uc(void)
         .num_sge = 1,
     };
     uint8_t data[1000], got[1000];
-    UdQp a, b;
+    QhcaQp a, b;
     unsigned i;
 
     g_assert_cmpuint(ud_create(u, QHCA_QPT_UC, &a), ==, QHCA_AQ_SUCCESS);
@@ -537,7 +480,7 @@ static void test_uc(void)
         data[i] = i ^ 0x5a;
     }
     qtest_memwrite(u->t->qts, buf, data, sizeof(data));
-    ud_post_recv(u, &b, 0x30, &rs, 1);
+    qt_qp_post_recv(u->t, &b, 0x30, &rs, 1);
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 1, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le32_to_cpu(ud_expect(u, &b, 0x30, QHCA_WC_RECV,
@@ -552,7 +495,7 @@ static void test_uc(void)
     w.rkey = cpu_to_le32(u->lkey);
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 2, QHCA_WC_RDMA_READ, QHCA_WC_LOC_QP_OP_ERR);
-    g_assert_cmpuint(ud_state(u, &a), ==, QHCA_QPS_ERR);
+    g_assert_cmpuint(qt_qp_state(u->t, &a), ==, QHCA_QPS_ERR);
     qt_cq_assert_empty(u->t, &u->cq);
     ud_stop(u);
 }
@@ -575,7 +518,7 @@ static void test_mcast(void)
     static const uint8_t mgid[16] = { 0xff, 0x12, 0x40, 0x1b, [15] = 7 };
     static const uint8_t ucast[16] = { 0xfe, 0x80, [15] = 7 };
     Ud *u = ud_start();
-    UdQp a, b, rc;
+    QhcaQp a, b, rc;
     uint64_t buf = guest_alloc(&u->t->alloc, 8192);
     struct qhca_sge ss = ud_sge(u, buf, 64);
     struct qhca_sge rs = ud_sge(u, buf + 4096, 1024);
@@ -609,8 +552,8 @@ static void test_mcast(void)
                      ==, QHCA_AQ_BAD_PARAM);
 
     /* To the group: B (a member) receives, A (not one) does not. */
-    ud_post_recv(u, &a, 0x60, &rs, 1);
-    ud_post_recv(u, &b, 0x61, &rs, 1);
+    qt_qp_post_recv(u->t, &a, 0x60, &rs, 1);
+    qt_qp_post_recv(u->t, &b, 0x61, &rs, 1);
     w = ud_wqe(0x62, &b, UD_QKEY, 1);
     w.dest_qpn = cpu_to_le32(0xffffff);
     w.dlid = cpu_to_le16(0xc001);

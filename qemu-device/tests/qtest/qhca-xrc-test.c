@@ -55,18 +55,14 @@ static uint8_t xrt_dealloc_xrcd(Xrt *x, uint32_t xrcd)
 
 static struct qhca_cmd_create_srq xrt_srq_params(Xrt *x, uint32_t xrcd)
 {
-    size_t size = 1u << (SRQ_LOG2 + SRQ_STRIDE_LOG2);
-    struct qhca_cmd_create_srq c = {
-        .ring_addr = cpu_to_le64(guest_alloc(&x->t->alloc, size)),
-        .pdn = cpu_to_le32(x->pdn),
-        .uar = cpu_to_le32(x->uar),
-        .depth_log2 = SRQ_LOG2,
-        .stride_log2 = SRQ_STRIDE_LOG2,
-        .type = QHCA_SRQT_XRC,
-        .xrcd = cpu_to_le32(xrcd),
-        .cqn = cpu_to_le32(x->cqn),
-    };
+    QhcaSrq scratch;
+    struct qhca_cmd_create_srq c = qt_srq_prepare(x->t, &scratch, x->pdn,
+                                                  x->uar, SRQ_LOG2,
+                                                  SRQ_STRIDE_LOG2);
 
+    c.type = QHCA_SRQT_XRC;
+    c.xrcd = cpu_to_le32(xrcd);
+    c.cqn = cpu_to_le32(x->cqn);
     return c;
 }
 
@@ -76,30 +72,32 @@ static uint8_t xrt_create_srq(Xrt *x, struct qhca_cmd_create_srq *c,
     return qt_cmd(x->t, QHCA_CMD_CREATE_SRQ, c, sizeof(*c), srqn);
 }
 
-static struct qhca_cmd_create_qp xrt_tgt_params(uint32_t xrcd)
+/* A TGT QP has no rings, no UAR and no CQs: only its domain. */
+static struct qhca_cmd_create_qp xrt_tgt_params(Xrt *x, uint32_t xrcd)
 {
-    struct qhca_cmd_create_qp c = {
-        .pdn = cpu_to_le32(xrcd),
+    const QhcaQpSpec spec = {
         .type = QHCA_QPT_XRC_TGT,
+        .pdn = xrcd,
     };
+    QhcaQp scratch;
 
-    return c;
+    return qt_qp_prepare(x->t, &scratch, &spec);
 }
 
+/* An INI QP has an SQ only. */
 static struct qhca_cmd_create_qp xrt_ini_params(Xrt *x)
 {
-    struct qhca_cmd_create_qp c = {
-        .sq_addr = cpu_to_le64(guest_alloc(&x->t->alloc,
-                                           1u << (SQ_LOG2 + SQ_STRIDE_LOG2))),
-        .pdn = cpu_to_le32(x->pdn),
-        .uar = cpu_to_le32(x->uar),
-        .send_cqn = cpu_to_le16(x->cqn),
+    const QhcaQpSpec spec = {
         .type = QHCA_QPT_XRC_INI,
-        .sq_depth_log2 = SQ_LOG2,
+        .pdn = x->pdn,
+        .uar = x->uar,
+        .send_cqn = x->cqn,
+        .sq_log2 = SQ_LOG2,
         .sq_stride_log2 = SQ_STRIDE_LOG2,
     };
+    QhcaQp scratch;
 
-    return c;
+    return qt_qp_prepare(x->t, &scratch, &spec);
 }
 
 static uint8_t xrt_create_qp(Xrt *x, struct qhca_cmd_create_qp *c,
@@ -243,36 +241,36 @@ static void test_xrc_qps(void)
     g_assert_cmpuint(xrt_alloc_xrcd(x, &xrcd), ==, QHCA_AQ_SUCCESS);
 
     /* TGT: no rings, no CQs, no UAR, no flags. */
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     c.uar = cpu_to_le32(x->uar + 1);
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_PARAM);
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     c.send_cqn = cpu_to_le16(x->cqn);
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_PARAM);
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     c.recv_cqn = cpu_to_le16(x->cqn);
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_PARAM);
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     c.flags = QHCA_QP_F_SRQ;
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_PARAM);
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     c.sq_addr = cpu_to_le64(0x100000);
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_PARAM);
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     c.sq_depth_log2 = 1;
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_PARAM);
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     c.rq_stride_log2 = 4;
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_PARAM);
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     c.srqn = cpu_to_le16(1);
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_PARAM);
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     c.rsvd[3] = 1;
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_PARAM);
-    c = xrt_tgt_params(0);
+    c = xrt_tgt_params(x, 0);
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_HANDLE);
-    c = xrt_tgt_params(xrcd + 1);
+    c = xrt_tgt_params(x, xrcd + 1);
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_HANDLE);
 
     /* INI: a send side only. */
@@ -294,7 +292,7 @@ static void test_xrc_qps(void)
     g_assert_cmpuint(xrt_create_qp(x, &c, &n), ==, QHCA_AQ_BAD_ADDRESS);
     g_assert_cmpuint(le32_to_cpu(qt_stats(x->t).qps), ==, 0);
 
-    c = xrt_tgt_params(xrcd);
+    c = xrt_tgt_params(x, xrcd);
     g_assert_cmpuint(xrt_create_qp(x, &c, &tgt), ==, QHCA_AQ_SUCCESS);
     c = xrt_ini_params(x);
     g_assert_cmpuint(xrt_create_qp(x, &c, &ini), ==, QHCA_AQ_SUCCESS);
