@@ -251,6 +251,10 @@ static void test_query_props(void)
     qhca_stop(t);
 }
 
+/* enum ib_port_capability_mask_bits */
+#define PORT_CAP_SM         (1u << 1)
+#define PORT_CAP_TRAP_SUP   (1u << 3)
+
 static void test_query_port(void)
 {
     QhcaTest *t = qhca_start(NULL);
@@ -262,7 +266,14 @@ static void test_query_port(void)
                               sizeof(p)), ==, QHCA_AQ_SUCCESS);
     g_assert_cmphex(le64_to_cpu(p.port_guid), ==, 0x525400fffe000101ull);
     g_assert_cmphex(le64_to_cpu(p.subnet_prefix), ==, 0xfe80000000000000ull);
-    g_assert_cmphex(le32_to_cpu(p.port_cap_flags), ==, 1u << 1 | 1u << 3);
+    /*
+     * 1.4: no capability is claimed.  In particular neither IsSM nor
+     * IsTrapSupported (IB_PORT_SM, IB_PORT_TRAP_SUP of <rdma/ib_mad.h>):
+     * there is no subnet manager and no trap.
+     */
+    g_assert_cmphex(le32_to_cpu(p.port_cap_flags), ==, 0);
+    g_assert_cmphex(le32_to_cpu(p.port_cap_flags) & PORT_CAP_SM, ==, 0);
+    g_assert_cmphex(le32_to_cpu(p.port_cap_flags) & PORT_CAP_TRAP_SUP, ==, 0);
     g_assert_cmphex(le32_to_cpu(p.max_msg_sz), ==, 1u << 31);
     g_assert_cmpuint(le16_to_cpu(p.lid), ==, 1);
     g_assert_cmpuint(le16_to_cpu(p.sm_lid), ==, 1);
@@ -288,6 +299,155 @@ static void test_query_port(void)
     qp.rsvd[6] = 1;
     g_assert_cmpuint(qt_query(t, QHCA_CMD_QUERY_PORT, &qp, sizeof(qp), &p,
                               sizeof(p)), ==, QHCA_AQ_BAD_PARAM);
+    qt_assert_alive(t);
+    qhca_stop(t);
+}
+
+/* The 1.4 object counts of QUERY_STATS. */
+static void assert_counts(QhcaTest *t, uint32_t mws, uint32_t xrcds,
+                          uint32_t mcast_groups)
+{
+    struct qhca_stats st = qt_stats(t);
+
+    g_assert_cmpuint(le32_to_cpu(st.mws), ==, mws);
+    g_assert_cmpuint(le32_to_cpu(st.xrcds), ==, xrcds);
+    g_assert_cmpuint(le32_to_cpu(st.mcast_groups), ==, mcast_groups);
+}
+
+static uint8_t mcast_cmd(QhcaTest *t, uint16_t op, const QhcaQp *qp,
+                         uint16_t mlid, uint8_t group)
+{
+    struct qhca_cmd_mcast c = {
+        .qpn = cpu_to_le32(qp->qpn),
+        .mlid = cpu_to_le16(mlid),
+        .mgid = { 0xff, 0x12, [15] = group },
+    };
+
+    return qt_cmd(t, op, &c, sizeof(c), NULL);
+}
+
+/*
+ * QUERY_STATS (1.4) counts memory windows, XRC domains and the multicast
+ * groups with a QP attached, as they come and go.
+ */
+static void test_query_stats_counts(void)
+{
+    QhcaEq eq;
+    uint32_t uar, pdn, mw, xrcd;
+    QhcaTest *t = qt_start_dp(NULL, &uar, &pdn, &eq, 0);
+    struct qhca_cmd_alloc_mw a = {
+        .pdn = cpu_to_le32(pdn),
+        .type = QHCA_MW_TYPE_1,
+    };
+    QhcaCq cq;
+    QhcaQpSpec spec;
+    QhcaQp *qa, *qb;
+
+    qt_cq_init(t, &cq, 4, eq.eqn, uar);
+    spec = qt_rc_spec(pdn, uar, &cq, &cq);
+    spec.type = QHCA_QPT_UD;
+    spec.sq_stride_log2 = 7;
+    qa = qt_qp_new(t, &spec);
+    qb = qt_qp_new(t, &spec);
+    assert_counts(t, 0, 0, 0);
+
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_MW, &a, sizeof(a), &mw), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 1, 0, 0);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_XRCD, NULL, 0, &xrcd), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 1, 1, 0);
+
+    /* A group counts once, however many QPs it has. */
+    g_assert_cmpuint(mcast_cmd(t, QHCA_CMD_ATTACH_MCAST, qa, 0xc001, 1), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 1, 1, 1);
+    g_assert_cmpuint(mcast_cmd(t, QHCA_CMD_ATTACH_MCAST, qb, 0xc001, 1), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 1, 1, 1);
+    g_assert_cmpuint(mcast_cmd(t, QHCA_CMD_ATTACH_MCAST, qa, 0xc002, 2), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 1, 1, 2);
+    /* A group without QPs is gone: by DETACH, or by its last QP's end. */
+    g_assert_cmpuint(mcast_cmd(t, QHCA_CMD_DETACH_MCAST, qa, 0xc001, 1), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 1, 1, 2);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, qb->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 1, 1, 1);
+    g_assert_cmpuint(mcast_cmd(t, QHCA_CMD_DETACH_MCAST, qa, 0xc002, 2), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 1, 1, 0);
+
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_MW, mw), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 0, 1, 0);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_XRCD, xrcd), ==,
+                     QHCA_AQ_SUCCESS);
+    assert_counts(t, 0, 0, 0);
+    g_free(qa);
+    g_free(qb);
+    qt_assert_alive(t);
+    qhca_stop(t);
+}
+
+/* QUERY_STATS with @resp_len into a response buffer of 0xaa bytes. */
+static uint8_t stats_len(QhcaTest *t, uint32_t resp_len, uint8_t *buf,
+                         size_t len)
+{
+    struct qhca_aq_sqe sqe = {
+        .opcode = cpu_to_le16(QHCA_CMD_QUERY_STATS),
+        .resp_addr = cpu_to_le64(t->resp),
+        .resp_len = cpu_to_le32(resp_len),
+    };
+    uint8_t status;
+
+    qtest_memset(t->qts, t->resp, 0xaa, len);
+    status = qt_submit(t, &sqe, NULL);
+    qtest_memread(t->qts, t->resp, buf, len);
+    return status;
+}
+
+/*
+ * A driver of 1.3 asks for the 64 bytes it knows: it gets those, and not
+ * a byte more; 63 is too short.  A larger buffer gets the 96 of 1.4.
+ */
+static void test_query_stats_len(void)
+{
+    QhcaTest *t = qhca_start(NULL);
+    uint8_t buf[256];
+    struct qhca_stats st;
+    size_t i;
+
+    qt_enable(t, 2);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, NULL), ==,
+                     QHCA_AQ_SUCCESS);
+
+    g_assert_cmpuint(stats_len(t, QHCA_STATS_SIZE_1_3, buf, sizeof(buf)),
+                     ==, QHCA_AQ_SUCCESS);
+    memcpy(&st, buf, sizeof(st));
+    g_assert_cmpuint(le32_to_cpu(st.pds), ==, 1);
+    g_assert_cmpuint(le64_to_cpu(st.admin_cmds), ==, 2);
+    for (i = QHCA_STATS_SIZE_1_3; i < sizeof(buf); i++) {
+        g_assert_cmphex(buf[i], ==, 0xaa);
+    }
+
+    g_assert_cmpuint(stats_len(t, QHCA_STATS_SIZE_1_3 - 1, buf, sizeof(buf)),
+                     ==, QHCA_AQ_BAD_PARAM);
+    for (i = 0; i < sizeof(buf); i++) {
+        g_assert_cmphex(buf[i], ==, 0xaa);
+    }
+
+    g_assert_cmpuint(stats_len(t, sizeof(buf), buf, sizeof(buf)), ==,
+                     QHCA_AQ_SUCCESS);
+    memcpy(&st, buf, sizeof(st));
+    g_assert_cmpuint(le32_to_cpu(st.pds), ==, 1);
+    g_assert_cmpuint(le32_to_cpu(st.mws), ==, 0);
+    g_assert_cmpuint(st.rsvd1[0] | st.rsvd1[1] | st.rsvd1[2] | st.rsvd1[3] |
+                     st.rsvd1[4], ==, 0);
+    for (i = sizeof(struct qhca_stats); i < sizeof(buf); i++) {
+        g_assert_cmphex(buf[i], ==, 0xaa);
+    }
     qt_assert_alive(t);
     qhca_stop(t);
 }
@@ -977,10 +1137,7 @@ static void test_msix(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-
-    if (!qtest_has_machine("q35") || !qtest_has_device("qhca")) {
-        g_test_skip("q35 with qhca not available");
+    if (!qt_init(&argc, &argv)) {
         return g_test_run();
     }
 
@@ -992,6 +1149,8 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/query-device", test_query_device);
     qtest_add_func("/qhca/query-device-props", test_query_props);
     qtest_add_func("/qhca/query-port", test_query_port);
+    qtest_add_func("/qhca/query-stats/counts", test_query_stats_counts);
+    qtest_add_func("/qhca/query-stats/len", test_query_stats_len);
     qtest_add_func("/qhca/uar-pd", test_uar_pd);
     qtest_add_func("/qhca/eq", test_eq);
     qtest_add_func("/qhca/bad/registers", test_bad_registers);
