@@ -104,6 +104,7 @@ struct qhca_dev {
 	struct ib_device ibdev;
 	struct pci_dev *pdev;
 	void __iomem *regs;
+	u32 version;			/* of the interface: QHCA_VERSION_* */
 	phys_addr_t db_bar_start;
 	resource_size_t db_bar_len;
 	u32 db_pages;
@@ -125,6 +126,8 @@ struct qhca_dev {
 	struct xarray srqs;		/* SRQs by number, for events */
 	/* The low byte of the next MR's keys. */
 	atomic_t mr_key;
+	/* Live AHs: the device has no AH object to count them. */
+	atomic_t ahs;
 
 	/* Cached at probe; the device's attributes do not change. */
 	struct qhca_device_attr attr;

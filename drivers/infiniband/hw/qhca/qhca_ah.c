@@ -41,11 +41,13 @@ int qhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		ah->traffic_class = grh->traffic_class;
 		ah->sgid_index = grh->sgid_index;
 	}
+	atomic_inc(&to_qdev(ibah->device)->ahs);
 	return 0;
 }
 
 int qhca_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
+	atomic_dec(&to_qdev(ibah->device)->ahs);
 	return 0;
 }
 

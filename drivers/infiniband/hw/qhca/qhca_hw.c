@@ -31,6 +31,7 @@ int qhca_hw_check_identity(struct qhca_dev *dev)
 		dev_err(d, "unsupported interface version %#x\n", version);
 		return -ENODEV;
 	}
+	dev->version = version;
 	return 0;
 }
 

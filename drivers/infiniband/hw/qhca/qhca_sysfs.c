@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * qhca hw_objects: the live object counts of the device, read through
- * QUERY_STATS, so tests can check that nothing is left behind.
+ * QUERY_STATS, and of the address handles, which only the driver knows
+ * of, so tests can check that nothing is left behind.
  */
 
 #include <linux/sysfs.h>
 
 #include "qhca.h"
 
-enum qhca_hw_object {
-	QHCA_OBJ_UARS,
-	QHCA_OBJ_PDS,
-	QHCA_OBJ_EQS,
-	QHCA_OBJ_CQS,
-	QHCA_OBJ_QPS,
-	QHCA_OBJ_MRS,
-	QHCA_OBJ_SRQS,
+/* A __le32 count of struct qhca_stats, and the interface version with it. */
+struct qhca_hw_object_attr {
+	struct device_attribute attr;
+	size_t offset;
+	u32 version;
 };
 
-static ssize_t qhca_hw_object_show(struct device *device, char *buf,
-				   enum qhca_hw_object obj)
+static ssize_t qhca_hw_object_show(struct device *device,
+				   struct device_attribute *attr, char *buf)
 {
+	const struct qhca_hw_object_attr *obj =
+		container_of(attr, struct qhca_hw_object_attr, attr);
 	struct qhca_dev *dev =
 		rdma_device_to_drv_device(device, struct qhca_dev, ibdev);
 	struct qhca_stats stats;
@@ -30,93 +30,72 @@ static ssize_t qhca_hw_object_show(struct device *device, char *buf,
 	err = qhca_admin_query_stats(dev, &stats);
 	if (err)
 		return err;
-
-	switch (obj) {
-	case QHCA_OBJ_UARS:
-		count = stats.uars;
-		break;
-	case QHCA_OBJ_PDS:
-		count = stats.pds;
-		break;
-	case QHCA_OBJ_EQS:
-		count = stats.eqs;
-		break;
-	case QHCA_OBJ_CQS:
-		count = stats.cqs;
-		break;
-	case QHCA_OBJ_QPS:
-		count = stats.qps;
-		break;
-	case QHCA_OBJ_SRQS:
-		count = stats.srqs;
-		break;
-	case QHCA_OBJ_MRS:
-	default:
-		count = stats.mrs;
-		break;
-	}
+	memcpy(&count, (u8 *)&stats + obj->offset, sizeof(count));
 	return sysfs_emit(buf, "%u\n", le32_to_cpu(count));
 }
 
-static ssize_t uars_show(struct device *device, struct device_attribute *attr,
-			 char *buf)
-{
-	return qhca_hw_object_show(device, buf, QHCA_OBJ_UARS);
-}
-static DEVICE_ATTR_RO(uars);
+#define QHCA_HW_OBJECT(_name, _version)					\
+	static struct qhca_hw_object_attr qhca_hw_object_##_name = {	\
+		.attr.attr = { .name = __stringify(_name), .mode = 0444 }, \
+		.attr.show = qhca_hw_object_show,			\
+		.offset = offsetof(struct qhca_stats, _name),		\
+		.version = _version,					\
+	}
 
-static ssize_t pds_show(struct device *device, struct device_attribute *attr,
+QHCA_HW_OBJECT(uars, QHCA_VERSION_1_0);
+QHCA_HW_OBJECT(pds, QHCA_VERSION_1_0);
+QHCA_HW_OBJECT(eqs, QHCA_VERSION_1_0);
+QHCA_HW_OBJECT(cqs, QHCA_VERSION_1_0);
+QHCA_HW_OBJECT(qps, QHCA_VERSION_1_0);
+QHCA_HW_OBJECT(mrs, QHCA_VERSION_1_0);
+QHCA_HW_OBJECT(srqs, QHCA_VERSION_1_0);
+QHCA_HW_OBJECT(mws, QHCA_VERSION_1_4);
+QHCA_HW_OBJECT(xrcds, QHCA_VERSION_1_4);
+QHCA_HW_OBJECT(mcast_groups, QHCA_VERSION_1_4);
+
+/* The device has no AH object: the driver counts kernel consumers' AHs. */
+static ssize_t ahs_show(struct device *device, struct device_attribute *attr,
 			char *buf)
 {
-	return qhca_hw_object_show(device, buf, QHCA_OBJ_PDS);
-}
-static DEVICE_ATTR_RO(pds);
+	struct qhca_dev *dev =
+		rdma_device_to_drv_device(device, struct qhca_dev, ibdev);
 
-static ssize_t eqs_show(struct device *device, struct device_attribute *attr,
-			char *buf)
-{
-	return qhca_hw_object_show(device, buf, QHCA_OBJ_EQS);
+	return sysfs_emit(buf, "%d\n", atomic_read(&dev->ahs));
 }
-static DEVICE_ATTR_RO(eqs);
-
-static ssize_t cqs_show(struct device *device, struct device_attribute *attr,
-			char *buf)
-{
-	return qhca_hw_object_show(device, buf, QHCA_OBJ_CQS);
-}
-static DEVICE_ATTR_RO(cqs);
-
-static ssize_t qps_show(struct device *device, struct device_attribute *attr,
-			char *buf)
-{
-	return qhca_hw_object_show(device, buf, QHCA_OBJ_QPS);
-}
-static DEVICE_ATTR_RO(qps);
-
-static ssize_t mrs_show(struct device *device, struct device_attribute *attr,
-			char *buf)
-{
-	return qhca_hw_object_show(device, buf, QHCA_OBJ_MRS);
-}
-static DEVICE_ATTR_RO(mrs);
-
-static ssize_t srqs_show(struct device *device, struct device_attribute *attr,
-			 char *buf)
-{
-	return qhca_hw_object_show(device, buf, QHCA_OBJ_SRQS);
-}
-static DEVICE_ATTR_RO(srqs);
+static DEVICE_ATTR_RO(ahs);
 
 static struct attribute *qhca_hw_objects_attrs[] = {
-	&dev_attr_uars.attr,
-	&dev_attr_pds.attr,
-	&dev_attr_eqs.attr,
-	&dev_attr_cqs.attr,
-	&dev_attr_qps.attr,
-	&dev_attr_mrs.attr,
-	&dev_attr_srqs.attr,
+	&qhca_hw_object_uars.attr.attr,
+	&qhca_hw_object_pds.attr.attr,
+	&qhca_hw_object_eqs.attr.attr,
+	&qhca_hw_object_cqs.attr.attr,
+	&qhca_hw_object_qps.attr.attr,
+	&qhca_hw_object_mrs.attr.attr,
+	&qhca_hw_object_srqs.attr.attr,
+	&qhca_hw_object_mws.attr.attr,
+	&qhca_hw_object_xrcds.attr.attr,
+	&qhca_hw_object_mcast_groups.attr.attr,
+	&dev_attr_ahs.attr,
 	NULL,
 };
+
+/*
+ * A count the device's interface version does not have is not shown:
+ * an older device writes only the part of struct qhca_stats it knows.
+ */
+static umode_t qhca_hw_objects_visible(struct kobject *kobj,
+				       struct attribute *attr, int n)
+{
+	struct qhca_dev *dev = rdma_device_to_drv_device(kobj_to_dev(kobj),
+							 struct qhca_dev,
+							 ibdev);
+	const struct qhca_hw_object_attr *obj;
+
+	if (attr == &dev_attr_ahs.attr)
+		return attr->mode;
+	obj = container_of(attr, struct qhca_hw_object_attr, attr.attr);
+	return dev->version >= obj->version ? attr->mode : 0;
+}
 
 /*
  * ib_core recommends netlink for new device parameters; these counters
@@ -125,4 +104,5 @@ static struct attribute *qhca_hw_objects_attrs[] = {
 const struct attribute_group qhca_hw_objects_group = {
 	.name = "hw_objects",
 	.attrs = qhca_hw_objects_attrs,
+	.is_visible = qhca_hw_objects_visible,
 };
