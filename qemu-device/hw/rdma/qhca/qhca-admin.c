@@ -86,7 +86,7 @@ static void qhca_aq_process(void *opaque)
         }
         aq->sq_head = (aq->sq_head + 1) & mask;
 
-        status = qhca_cmd_execute(s, &sqe, &result);
+        status = qhca_exec_command(s, &sqe, &result);
         if (!qhca_is_ready(s)) {
             /* The command hit a fatal DMA error; nothing more is written. */
             return;

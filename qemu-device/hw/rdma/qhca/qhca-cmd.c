@@ -7,6 +7,9 @@
  * opcode, zero reserved fields, zero payload bytes beyond the command's
  * parameters, and a response buffer of the right size in guest RAM.  The
  * handlers then check their own fields.
+ *
+ * The device executes commands (qhca_exec_*) that the driver sends
+ * (qhca_admin_*); struct qhca_cmd_* are their payloads in qhca_hw.h.
  */
 #include "qemu/osdep.h"
 #include "qemu/cutils.h"
@@ -133,8 +136,8 @@ typedef union QhcaCmdResp {
  * Fail a command.  Full tables and busy objects are the guest's normal
  * business; everything else is a driver bug worth a guest error report.
  */
-uint8_t qhca_cmd_reject(QhcaState *s, const QhcaCmd *cmd, uint8_t status,
-                        const char *why)
+uint8_t qhca_exec_reject(QhcaState *s, const QhcaCmd *cmd, uint8_t status,
+                         const char *why)
 {
     switch (status) {
     case QHCA_AQ_NO_RESOURCES:
@@ -150,8 +153,8 @@ uint8_t qhca_cmd_reject(QhcaState *s, const QhcaCmd *cmd, uint8_t status,
     return status;
 }
 
-static uint8_t qhca_cmd_query_device(QhcaState *s, const QhcaCmd *cmd,
-                                     struct qhca_device_attr *attr)
+static uint8_t qhca_exec_query_device(QhcaState *s, const QhcaCmd *cmd,
+                                      struct qhca_device_attr *attr)
 {
     const QhcaParams *p = &s->params;
 
@@ -202,19 +205,19 @@ static uint8_t qhca_cmd_query_device(QhcaState *s, const QhcaCmd *cmd,
     return QHCA_AQ_SUCCESS;
 }
 
-static uint8_t qhca_cmd_query_port(QhcaState *s, const QhcaCmd *cmd,
-                                   const struct qhca_cmd_query_port *in,
-                                   struct qhca_port_attr *attr)
+static uint8_t qhca_exec_query_port(QhcaState *s, const QhcaCmd *cmd,
+                                    const struct qhca_cmd_query_port *in,
+                                    struct qhca_port_attr *attr)
 {
     const QhcaParams *p = &s->params;
     bool active = qhca_port_active(s);
 
     if (in->port_num != QHCA_PORT_NUM) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM, "no such port");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, "no such port");
     }
     if (!buffer_is_zero(in->rsvd, sizeof(in->rsvd))) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
 
     attr->port_guid = cpu_to_le64(p->port_guid);
@@ -243,48 +246,48 @@ static uint8_t qhca_cmd_query_port(QhcaState *s, const QhcaCmd *cmd,
     return QHCA_AQ_SUCCESS;
 }
 
-static uint8_t qhca_cmd_alloc(QhcaState *s, const QhcaCmd *cmd,
-                              QhcaTable *t, uint32_t *handle)
+static uint8_t qhca_exec_alloc(QhcaState *s, const QhcaCmd *cmd,
+                               QhcaTable *t, uint32_t *handle)
 {
     if (!qhca_table_alloc(t, handle)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
     return QHCA_AQ_SUCCESS;
 }
 
 /* UARs and PDs: @refs counts the objects using each, NULL if none can. */
-static uint8_t qhca_cmd_dealloc(QhcaState *s, const QhcaCmd *cmd,
-                                QhcaTable *t, const uint32_t *refs,
-                                const struct qhca_cmd_handle *in)
+static uint8_t qhca_exec_dealloc(QhcaState *s, const QhcaCmd *cmd,
+                                 QhcaTable *t, const uint32_t *refs,
+                                 const struct qhca_cmd_handle *in)
 {
     uint32_t handle = le32_to_cpu(in->handle);
 
     if (in->rsvd) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     if (!qhca_table_live(t, handle)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
-                               "handle not allocated");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
+                                "handle not allocated");
     }
     if (refs && refs[handle]) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
-                               "still in use");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                "still in use");
     }
     qhca_table_free(t, handle);
     return QHCA_AQ_SUCCESS;
 }
 
 /* The commands whose payload is one handle. */
-static uint8_t qhca_cmd_on_handle(QhcaState *s, const QhcaCmd *cmd,
-                                  const struct qhca_cmd_handle *in,
-                                  QhcaCmdResp *out)
+static uint8_t qhca_exec_on_handle(QhcaState *s, const QhcaCmd *cmd,
+                                   const struct qhca_cmd_handle *in,
+                                   QhcaCmdResp *out)
 {
     uint32_t handle = le32_to_cpu(in->handle);
 
     if (in->rsvd) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     switch (cmd->opcode) {
     case QHCA_CMD_DESTROY_EQ:
@@ -308,8 +311,8 @@ static uint8_t qhca_cmd_on_handle(QhcaState *s, const QhcaCmd *cmd,
     }
 }
 
-static uint8_t qhca_cmd_query_stats(QhcaState *s, const QhcaCmd *cmd,
-                                    struct qhca_stats *st)
+static uint8_t qhca_exec_query_stats(QhcaState *s, const QhcaCmd *cmd,
+                                     struct qhca_stats *st)
 {
     st->uars = cpu_to_le32(s->uars.used);
     st->pds = cpu_to_le32(s->pds.used);
@@ -328,8 +331,8 @@ static uint8_t qhca_cmd_query_stats(QhcaState *s, const QhcaCmd *cmd,
     return QHCA_AQ_SUCCESS;
 }
 
-static uint8_t qhca_cmd_query_counters(QhcaState *s, const QhcaCmd *cmd,
-                                       struct qhca_counters *c)
+static uint8_t qhca_exec_query_counters(QhcaState *s, const QhcaCmd *cmd,
+                                        struct qhca_counters *c)
 {
     unsigned i;
 
@@ -340,28 +343,28 @@ static uint8_t qhca_cmd_query_counters(QhcaState *s, const QhcaCmd *cmd,
     return QHCA_AQ_SUCCESS;
 }
 
-static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
-                                 const QhcaCmdParams *in, QhcaCmdResp *out,
-                                 uint32_t *result)
+static uint8_t qhca_exec_dispatch(QhcaState *s, const QhcaCmd *cmd,
+                                  const QhcaCmdParams *in, QhcaCmdResp *out,
+                                  uint32_t *result)
 {
     switch (cmd->opcode) {
     case QHCA_CMD_QUERY_DEVICE:
-        return qhca_cmd_query_device(s, cmd, &out->device);
+        return qhca_exec_query_device(s, cmd, &out->device);
     case QHCA_CMD_QUERY_PORT:
-        return qhca_cmd_query_port(s, cmd, &in->query_port, &out->port);
+        return qhca_exec_query_port(s, cmd, &in->query_port, &out->port);
     case QHCA_CMD_ALLOC_UAR:
-        return qhca_cmd_alloc(s, cmd, &s->uars, result);
+        return qhca_exec_alloc(s, cmd, &s->uars, result);
     case QHCA_CMD_DEALLOC_UAR:
-        return qhca_cmd_dealloc(s, cmd, &s->uars, s->uar_refs, &in->handle);
+        return qhca_exec_dealloc(s, cmd, &s->uars, s->uar_refs, &in->handle);
     case QHCA_CMD_ALLOC_PD:
-        return qhca_cmd_alloc(s, cmd, &s->pds, result);
+        return qhca_exec_alloc(s, cmd, &s->pds, result);
     case QHCA_CMD_DEALLOC_PD:
-        return qhca_cmd_dealloc(s, cmd, &s->pds, s->pd_refs, &in->handle);
+        return qhca_exec_dealloc(s, cmd, &s->pds, s->pd_refs, &in->handle);
     case QHCA_CMD_ALLOC_XRCD:
-        return qhca_cmd_alloc(s, cmd, &s->xrcds, result);
+        return qhca_exec_alloc(s, cmd, &s->xrcds, result);
     case QHCA_CMD_DEALLOC_XRCD:
-        return qhca_cmd_dealloc(s, cmd, &s->xrcds, s->xrcd_refs,
-                                &in->handle);
+        return qhca_exec_dealloc(s, cmd, &s->xrcds, s->xrcd_refs,
+                                 &in->handle);
     case QHCA_CMD_CREATE_EQ:
         return qhca_eq_create(s, cmd, &in->create_eq, result);
     case QHCA_CMD_DESTROY_EQ:
@@ -372,7 +375,7 @@ static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
     case QHCA_CMD_QUERY_SRQ:
     case QHCA_CMD_DESTROY_SRQ:
     case QHCA_CMD_DEALLOC_MW:
-        return qhca_cmd_on_handle(s, cmd, &in->handle, out);
+        return qhca_exec_on_handle(s, cmd, &in->handle, out);
     case QHCA_CMD_ALLOC_MW:
         return qhca_mw_alloc(s, cmd, &in->alloc_mw, result);
     case QHCA_CMD_CREATE_SRQ:
@@ -383,7 +386,7 @@ static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
     case QHCA_CMD_DETACH_MCAST:
         return qhca_mcast_cmd(s, cmd, &in->mcast);
     case QHCA_CMD_QUERY_STATS:
-        return qhca_cmd_query_stats(s, cmd, &out->stats);
+        return qhca_exec_query_stats(s, cmd, &out->stats);
     case QHCA_CMD_REG_MR:
         return qhca_mr_reg(s, cmd, &in->reg_mr, result);
     case QHCA_CMD_CREATE_CQ:
@@ -393,7 +396,7 @@ static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
     case QHCA_CMD_MODIFY_QP:
         return qhca_qp_modify(s, cmd, &in->modify_qp);
     case QHCA_CMD_QUERY_COUNTERS:
-        return qhca_cmd_query_counters(s, cmd, &out->counters);
+        return qhca_exec_query_counters(s, cmd, &out->counters);
     case QHCA_CMD_INJECT_FAULT:
         return qhca_fault_inject(s, cmd, &in->inject_fault);
     default:
@@ -402,8 +405,8 @@ static uint8_t qhca_cmd_dispatch(QhcaState *s, const QhcaCmd *cmd,
 }
 
 /* Run one command; returns its status and sets *result (0 on failure). */
-uint8_t qhca_cmd_execute(QhcaState *s, const struct qhca_aq_sqe *sqe,
-                         uint32_t *result)
+uint8_t qhca_exec_command(QhcaState *s, const struct qhca_aq_sqe *sqe,
+                          uint32_t *result)
 {
     QhcaCmd cmd = {
         .opcode = le16_to_cpu(sqe->opcode),
@@ -433,29 +436,29 @@ uint8_t qhca_cmd_execute(QhcaState *s, const struct qhca_aq_sqe *sqe,
     }
 
     if (!desc) {
-        status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_OPCODE,
-                                 "unknown opcode");
+        status = qhca_exec_reject(s, &cmd, QHCA_AQ_BAD_OPCODE,
+                                  "unknown opcode");
     } else if (sqe->flags || sqe->rsvd) {
-        status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_PARAM,
-                                 "reserved SQE field set");
+        status = qhca_exec_reject(s, &cmd, QHCA_AQ_BAD_PARAM,
+                                  "reserved SQE field set");
     } else if (!buffer_is_zero(sqe->payload + desc->param_size,
                                QHCA_AQ_PAYLOAD_SIZE - desc->param_size)) {
-        status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_PARAM,
-                                 "reserved payload bytes set");
+        status = qhca_exec_reject(s, &cmd, QHCA_AQ_BAD_PARAM,
+                                  "reserved payload bytes set");
     } else if (resp_len < (desc->resp_min ?: desc->resp_size)) {
-        status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_PARAM,
-                                 "response buffer too short");
+        status = qhca_exec_reject(s, &cmd, QHCA_AQ_BAD_PARAM,
+                                  "response buffer too short");
     } else if (resp_len && !qhca_dma_in_ram(s, resp_addr, resp_len, true)) {
-        status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_ADDRESS,
-                                 "response buffer not in guest RAM");
+        status = qhca_exec_reject(s, &cmd, QHCA_AQ_BAD_ADDRESS,
+                                  "response buffer not in guest RAM");
     } else {
         QEMU_BUILD_BUG_ON(sizeof(in) != sizeof(sqe->payload));
         memcpy(&in, sqe->payload, sizeof(in));
-        status = qhca_cmd_dispatch(s, &cmd, &in, &out, result);
+        status = qhca_exec_dispatch(s, &cmd, &in, &out, result);
         if (status == QHCA_AQ_SUCCESS && resp_len &&
             !qhca_dma_write(s, resp_addr, &out, resp_len)) {
-            status = qhca_cmd_reject(s, &cmd, QHCA_AQ_BAD_ADDRESS,
-                                     "response write failed");
+            status = qhca_exec_reject(s, &cmd, QHCA_AQ_BAD_ADDRESS,
+                                      "response write failed");
         }
     }
 

@@ -67,39 +67,39 @@ uint8_t qhca_cq_create(QhcaState *s, const QhcaCmd *cmd,
     QhcaCq *cq;
 
     if (!buffer_is_zero(p->rsvd0, sizeof(p->rsvd0)) || p->rsvd1) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     if (p->depth_log2 < 1 || p->depth_log2 > 31 ||
         (1u << p->depth_log2) > s->params.max_cqe) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "depth out of range");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "depth out of range");
     }
     if (ring % QHCA_QUEUE_ALIGN) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "ring not 64-byte aligned");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "ring not 64-byte aligned");
     }
     if (dbrec % sizeof(uint32_t)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "consumer record not 4-byte aligned");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "consumer record not 4-byte aligned");
     }
     if (!qhca_table_live(&s->eqs, eqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such EQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such EQ");
     }
     if (!qhca_table_live(&s->uars, uar)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
     }
     if (!qhca_dma_in_ram(s, ring, (uint64_t)sizeof(struct qhca_cqe) <<
                          p->depth_log2, true)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                               "ring not in guest RAM");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "ring not in guest RAM");
     }
     if (!qhca_dma_in_ram(s, dbrec, sizeof(uint32_t), false)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                               "consumer record not in guest RAM");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "consumer record not in guest RAM");
     }
     if (!qhca_table_alloc(&s->cqs, cqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
 
     cq = &s->cq[*cqn];
@@ -120,12 +120,12 @@ uint8_t qhca_cq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t cqn)
     QhcaCq *cq;
 
     if (!qhca_table_live(&s->cqs, cqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
     }
     cq = &s->cq[cqn];
     if (cq->qp_refs) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
-                               "CQ in use by a QP");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                "CQ in use by a QP");
     }
     trace_qhca_cq_destroy(cqn, cq->pi);
     s->uar_refs[cq->uar]--;
@@ -134,7 +134,7 @@ uint8_t qhca_cq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t cqn)
     return QHCA_AQ_SUCCESS;
 }
 
-static void qhca_cq_event(QhcaState *s, QhcaCq *cq)
+static void qhca_cq_notify(QhcaState *s, QhcaCq *cq)
 {
     trace_qhca_cq_event(cq->cqn, cq->eqn);
     cq->armed = QHCA_CQ_DISARMED;
@@ -255,7 +255,7 @@ bool qhca_cq_post(QhcaState *s, uint32_t cqn, struct qhca_cqe *cqe)
 
     if (cq->armed == QHCA_CQ_ARMED_NEXT ||
         (cq->armed == QHCA_CQ_ARMED_SOL && notable)) {
-        qhca_cq_event(s, cq);
+        qhca_cq_notify(s, cq);
     }
     return true;
 }
@@ -292,6 +292,6 @@ void qhca_cq_arm(QhcaState *s, QhcaCq *cq)
     }
     if (sol ? cq->has_sol && (int32_t)(cq->sol_pi - ci) >= 0 :
               cq->pi != ci) {
-        qhca_cq_event(s, cq);
+        qhca_cq_notify(s, cq);
     }
 }

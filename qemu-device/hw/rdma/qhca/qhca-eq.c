@@ -85,29 +85,29 @@ uint8_t qhca_eq_create(QhcaState *s, const QhcaCmd *cmd,
     QhcaEq *eq;
 
     if (p->rsvd0 || p->rsvd1) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     if (p->depth_log2 < QHCA_EQ_MIN_DEPTH_LOG2 ||
         p->depth_log2 > QHCA_MAX_EQ_DEPTH_LOG2) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "depth out of range");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "depth out of range");
     }
     if (vector >= s->params.msix_vectors) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "no such MSI-X vector");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "no such MSI-X vector");
     }
     if (base % QHCA_QUEUE_ALIGN) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "base not 64-byte aligned");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "base not 64-byte aligned");
     }
     if (!qhca_dma_in_ram(s, base, sizeof(struct qhca_eqe) << p->depth_log2,
                          true)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                               "ring not in guest RAM");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "ring not in guest RAM");
     }
     if (!qhca_table_alloc(&s->eqs, eqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
 
     eq = &s->eq[*eqn];
@@ -130,8 +130,8 @@ uint8_t qhca_eq_create(QhcaState *s, const QhcaCmd *cmd,
 uint8_t qhca_eq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t eqn)
 {
     if (!qhca_table_live(&s->eqs, eqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
-                               "EQ not allocated");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
+                                "EQ not allocated");
     }
     trace_qhca_eq_destroy(eqn, s->eq[eqn].dropped);
     qhca_table_free(&s->eqs, eqn);

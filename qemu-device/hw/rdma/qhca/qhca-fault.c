@@ -9,7 +9,7 @@
  * (qhca_cq_fail()).  A fault only hurts the device that asked for it, and
  * each is bounded: a DROP count has a ceiling, the others are one state
  * change.  A legitimate injection is not a guest error; only a malformed
- * command is (qhca_cmd_reject()).
+ * command is (qhca_exec_reject()).
  *
  * Locking.  INJECT_FAULT runs under the BQL and the device lock (an admin
  * command); qom-set of link-up under the BQL, and it takes the device
@@ -111,11 +111,11 @@ static uint8_t qhca_fault_qp(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn)
     QhcaQp *qp;
 
     if (!qhca_table_live(&s->qps, qpn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
     }
     qp = &s->qp[qpn];
     if (qp->state == QHCA_QPS_RESET) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE, "QP in RESET");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE, "QP in RESET");
     }
     if (qp->state == QHCA_QPS_ERR) {
         /* In ERR already: the event is all that is left to say. */
@@ -132,12 +132,12 @@ static uint8_t qhca_fault_srq(QhcaState *s, const QhcaCmd *cmd,
     QhcaSrq *srq;
 
     if (!qhca_table_live(&s->srqs, srqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
     }
     srq = &s->srq[srqn];
     if (srq->state == QHCA_SRQ_STATE_ERR) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
-                               "SRQ in error already");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                "SRQ in error already");
     }
     qhca_srq_fail(s, srq);
     return QHCA_AQ_SUCCESS;
@@ -148,12 +148,12 @@ static uint8_t qhca_fault_cq(QhcaState *s, const QhcaCmd *cmd, uint32_t cqn)
     QhcaCq *cq;
 
     if (!qhca_table_live(&s->cqs, cqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
     }
     cq = &s->cq[cqn];
     if (cq->overrun) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
-                               "CQ in error already");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                "CQ in error already");
     }
     qhca_cq_fail(s, cq);
     return QHCA_AQ_SUCCESS;
@@ -168,12 +168,12 @@ uint8_t qhca_fault_inject(QhcaState *s, const QhcaCmd *cmd,
     uint8_t status = QHCA_AQ_SUCCESS;
 
     if (p->rsvd0 || p->rsvd1) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     if (type >= ARRAY_SIZE(qhca_fault_names) || !qhca_fault_names[type]) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "unknown fault type");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "unknown fault type");
     }
     trace_qhca_fault(qhca_fault_names[type], handle);
 
@@ -182,8 +182,8 @@ uint8_t qhca_fault_inject(QhcaState *s, const QhcaCmd *cmd,
     case QHCA_FAULT_LINK_UP:
     case QHCA_FAULT_AQ_HANG:
         if (handle) {
-            return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                                   "handle must be 0");
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                    "handle must be 0");
         }
         if (type == QHCA_FAULT_AQ_HANG) {
             /* qhca_aq_process() stops after this very command. */
@@ -195,8 +195,8 @@ uint8_t qhca_fault_inject(QhcaState *s, const QhcaCmd *cmd,
         break;
     case QHCA_FAULT_DROP:
         if (handle > QHCA_FAULT_MAX_DROP) {
-            return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                                   "drop count above QHCA_FAULT_MAX_DROP");
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                    "drop count above QHCA_FAULT_MAX_DROP");
         }
         /* A new count replaces what is left of the old one. */
         trace_qhca_fault_drop(handle,

@@ -63,23 +63,23 @@ static uint8_t qhca_mcast_attach(QhcaState *s, const QhcaCmd *cmd,
 
     if (g) {
         if (g->mlid != mlid) {
-            return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                                   "group has another MLID");
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                    "group has another MLID");
         }
         if (qhca_mcast_member(g, qpn) >= 0) {
             return QHCA_AQ_SUCCESS;     /* attached already, as IB has it */
         }
         if (g->nqps == QHCA_MAX_MCAST_QP_ATTACH) {
-            return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
-                                   "group full");
+            return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                    "group full");
         }
     } else {
         for (i = 0; i < QHCA_MAX_MCAST_GROUPS && s->mcast[i].nqps; i++) {
             /* the first free slot */
         }
         if (i == QHCA_MAX_MCAST_GROUPS) {
-            return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
-                                   "multicast group table full");
+            return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                    "multicast group table full");
         }
         g = &s->mcast[i];
         memcpy(g->mgid, mgid, sizeof(g->mgid));
@@ -99,20 +99,20 @@ uint8_t qhca_mcast_cmd(QhcaState *s, const QhcaCmd *cmd,
     int i;
 
     if (p->rsvd0 || p->rsvd1) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     if (p->mgid[0] != 0xff || mlid < QHCA_MCAST_LID_MIN ||
         mlid > QHCA_MCAST_LID_MAX) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "not a multicast GID and LID");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "not a multicast GID and LID");
     }
     if (!qhca_table_live(&s->qps, qpn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
     }
     if (s->qp[qpn].type != QHCA_QPT_UD) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "only UD QPs join multicast groups");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "only UD QPs join multicast groups");
     }
     if (cmd->opcode == QHCA_CMD_ATTACH_MCAST) {
         return qhca_mcast_attach(s, cmd, qpn, mlid, p->mgid);
@@ -121,8 +121,8 @@ uint8_t qhca_mcast_cmd(QhcaState *s, const QhcaCmd *cmd,
     g = qhca_mcast_find(s, p->mgid);
     i = g && g->mlid == mlid ? qhca_mcast_member(g, qpn) : -1;
     if (i < 0) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "QP not attached to the group");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "QP not attached to the group");
     }
     qhca_mcast_remove(g, i);
     qhca_mcast_trace("detach", qpn, mlid, p->mgid);

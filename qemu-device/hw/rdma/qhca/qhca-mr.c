@@ -193,45 +193,45 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
 
     why = qhca_mr_check_params(p);
     if (why) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
     }
     if (!qhca_table_live(&s->pds, pdn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
     }
     if (npages > s->params.max_mr_pages - s->mr_pages) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
-                               "max-mr-pages reached");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                "max-mr-pages reached");
     }
     if (s->mrs.used == s->mrs.size - s->mrs.first) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
 
     if (fast_reg) {
         pages = g_try_new0(uint64_t, npages);
         if (!pages) {
-            return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
-                                   "no host memory for the page list");
+            return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                    "no host memory for the page list");
         }
     } else if (!phys) {
         pages = g_try_new(uint64_t, npages);
         if (!pages) {
-            return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
-                                   "no host memory for the page list");
+            return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                    "no host memory for the page list");
         }
         if (!qhca_mr_read_pbl(s, le64_to_cpu(p->pbl_addr),
                               p->flags & QHCA_MR_F_PBL_INDIRECT,
                               pages, npages)) {
-            return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                                   "page list not in guest RAM");
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                    "page list not in guest RAM");
         }
         status = qhca_mr_check_pages(s, pages, npages, p->page_shift, &why);
         if (status != QHCA_AQ_SUCCESS) {
-            return qhca_cmd_reject(s, cmd, status, why);
+            return qhca_exec_reject(s, cmd, status, why);
         }
     }
 
     if (!qhca_table_alloc(&s->mrs, index)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
     mr = g_new0(QhcaMr, 1);
     mr->iova = le64_to_cpu(p->iova);
@@ -257,11 +257,11 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
 uint8_t qhca_mr_dereg(QhcaState *s, const QhcaCmd *cmd, uint32_t index)
 {
     if (!qhca_table_live(&s->mrs, index)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such MR");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such MR");
     }
     if (s->mr[index]->mw_refs) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
-                               "memory windows bound to the MR");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                "memory windows bound to the MR");
     }
     trace_qhca_mr_dereg(index);
     qhca_mr_free(s, index);

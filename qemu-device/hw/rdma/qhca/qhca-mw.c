@@ -66,21 +66,21 @@ uint8_t qhca_mw_alloc(QhcaState *s, const QhcaCmd *cmd,
     QhcaMw *mw;
 
     if (p->rsvd0[0] || p->rsvd0[1] || p->rsvd0[2] || p->rsvd1) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     if (p->type != QHCA_MW_TYPE_1 && p->type != QHCA_MW_TYPE_2) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM, "bad MW type");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, "bad MW type");
     }
     if (!qhca_table_live(&s->pds, pdn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
     }
     if (!s->params.max_mws) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
-                               "no memory windows (max-mws=0)");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                "no memory windows (max-mws=0)");
     }
     if (!qhca_table_alloc(&s->mws, index)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
     mw = g_new0(QhcaMw, 1);
     mw->pdn = pdn;
@@ -94,7 +94,7 @@ uint8_t qhca_mw_alloc(QhcaState *s, const QhcaCmd *cmd,
 uint8_t qhca_mw_dealloc(QhcaState *s, const QhcaCmd *cmd, uint32_t index)
 {
     if (!qhca_table_live(&s->mws, index)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such MW");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such MW");
     }
     trace_qhca_mw_dealloc(index);
     qhca_mw_free(s, index);

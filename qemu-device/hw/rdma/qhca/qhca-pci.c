@@ -144,7 +144,7 @@ static void qhca_realize(PCIDevice *pci_dev, Error **errp)
     qhca_device_reset(s);
 }
 
-static void qhca_exit(PCIDevice *pci_dev)
+static void qhca_pci_exit(PCIDevice *pci_dev)
 {
     QhcaState *s = QHCA(pci_dev);
 
@@ -218,7 +218,7 @@ static void qhca_class_init(ObjectClass *klass, void *data)
     ResettableClass *rc = RESETTABLE_CLASS(klass);
 
     k->realize = qhca_realize;
-    k->exit = qhca_exit;
+    k->exit = qhca_pci_exit;
     k->config_write = qhca_write_config;
     k->vendor_id = QHCA_PCI_VENDOR_ID;
     k->device_id = QHCA_PCI_DEVICE_ID;

@@ -224,35 +224,35 @@ uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
     QhcaQp *qp;
 
     if (p->rsvd || (mask & QHCA_QP_ATTR_RSVD)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     if (!qhca_table_live(&s->qps, qpn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
     }
     qp = &s->qp[qpn];
     cur = qp->state;
     next = (mask & QHCA_QP_ATTR_STATE) ? p->state : cur;
     if (next > QHCA_QPS_ERR) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM, "no such state");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, "no such state");
     }
     if (!qhca_qp_transition(cur, next, &t)) {
         trace_qhca_qp_modify_bad(qpn, cur, next, mask);
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
-                               "transition not allowed");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                "transition not allowed");
     }
     qhca_qp_type_transition(qp->type, cur, next, &t.required, &t.optional);
     if ((attrs & t.required) != t.required) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "required attribute missing");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "required attribute missing");
     }
     if (attrs & ~(t.required | t.optional)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "attribute not allowed in this transition");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "attribute not allowed in this transition");
     }
     why = qhca_qp_check_values(p, attrs);
     if (why) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
     }
 
     trace_qhca_qp_modify(qpn, cur, next, mask);

@@ -203,11 +203,11 @@ static uint8_t qhca_qp_create_tgt(QhcaState *s, const QhcaCmd *cmd,
     QhcaQp *qp;
 
     if (!qhca_table_live(&s->xrcds, xrcd)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
-                               "no such XRC domain");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
+                                "no such XRC domain");
     }
     if (!qhca_table_alloc(&s->qps, qpn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
     qp = &s->qp[*qpn];
     qhca_qp_clear(qp);
@@ -252,7 +252,7 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
 
     why = qhca_qp_check_params(s, p);
     if (why) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
     }
     if (p->type == QHCA_QPT_XRC_TGT) {
         return qhca_qp_create_tgt(s, cmd, pdn, qpn);
@@ -262,36 +262,36 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
         recv_cqn = send_cqn;
     }
     if (!qhca_table_live(&s->pds, pdn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
     }
     if (!qhca_table_live(&s->uars, uar)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
     }
     if (!qhca_table_live(&s->cqs, send_cqn) ||
         !qhca_table_live(&s->cqs, recv_cqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
     }
     if (on_srq && !qhca_table_live(&s->srqs, srqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
     }
     if (on_srq && s->srq[srqn].pdn != pdn) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "SRQ of another PD");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "SRQ of another PD");
     }
     if (on_srq && s->srq[srqn].type != QHCA_SRQT_BASIC) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "XRC SRQ for a QP that is not XRC TGT");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "XRC SRQ for a QP that is not XRC TGT");
     }
     if (!qhca_dma_in_ram(s, sq_addr, 1ull << (p->sq_depth_log2 +
                                               p->sq_stride_log2), false) ||
         (!on_srq && p->type != QHCA_QPT_XRC_INI &&
          !qhca_dma_in_ram(s, rq_addr, 1ull << (p->rq_depth_log2 +
                                                p->rq_stride_log2), false))) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                               "ring not in guest RAM");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "ring not in guest RAM");
     }
     if (!qhca_table_alloc(&s->qps, qpn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
 
     qp = &s->qp[*qpn];
@@ -336,7 +336,7 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
 uint8_t qhca_qp_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn)
 {
     if (!qhca_table_live(&s->qps, qpn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
     }
     trace_qhca_qp_destroy(qpn);
     qhca_qp_free(s, &s->qp[qpn]);
@@ -349,7 +349,7 @@ uint8_t qhca_qp_query(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn,
     QhcaQp *qp;
 
     if (!qhca_table_live(&s->qps, qpn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
     }
     qp = &s->qp[qpn];
     attr->qpn = cpu_to_le32(qpn);

@@ -160,7 +160,7 @@ static void qhca_doorbell_write(QhcaState *s, hwaddr addr, uint32_t val)
     }
 }
 
-static uint64_t qhca_reg_read(void *opaque, hwaddr addr, unsigned size)
+static uint64_t qhca_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     QhcaState *s = opaque;
     uint32_t val;
@@ -228,8 +228,8 @@ static uint64_t qhca_reg_read(void *opaque, hwaddr addr, unsigned size)
     return val;
 }
 
-static void qhca_reg_write(void *opaque, hwaddr addr, uint64_t data,
-                           unsigned size)
+static void qhca_mmio_write(void *opaque, hwaddr addr, uint64_t data,
+                            unsigned size)
 {
     QhcaState *s = opaque;
     uint32_t val = data;
@@ -274,8 +274,8 @@ static void qhca_reg_write(void *opaque, hwaddr addr, uint64_t data,
 }
 
 const MemoryRegionOps qhca_reg_ops = {
-    .read = qhca_reg_read,
-    .write = qhca_reg_write,
+    .read = qhca_mmio_read,
+    .write = qhca_mmio_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     /* Accept every access so that a bad one is reported, not dropped. */
     .valid = {

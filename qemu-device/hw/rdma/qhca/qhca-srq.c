@@ -76,54 +76,54 @@ uint8_t qhca_srq_create(QhcaState *s, const QhcaCmd *cmd,
     QhcaSrq *srq;
 
     if (p->rsvd0 || p->rsvd1) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     if (p->type != QHCA_SRQT_BASIC && !xrc) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "SRQ type not supported");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "SRQ type not supported");
     }
     if (!xrc && (xrcd || cqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "XRC domain or CQ for a basic SRQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "XRC domain or CQ for a basic SRQ");
     }
     if (xrc && !qhca_table_live(&s->xrcds, xrcd)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
-                               "no such XRC domain");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
+                                "no such XRC domain");
     }
     if (xrc && !qhca_table_live(&s->cqs, cqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
     }
     if (p->depth_log2 < 1 || p->depth_log2 > max_depth) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "depth out of range");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "depth out of range");
     }
     if (p->stride_log2 < QHCA_RQ_MIN_STRIDE_LOG2 ||
         p->stride_log2 > QHCA_WQE_MAX_STRIDE_LOG2) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "stride out of range");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "stride out of range");
     }
     if (limit > (1u << p->depth_log2)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "limit larger than the ring");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "limit larger than the ring");
     }
     if (ring % QHCA_QUEUE_ALIGN) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "ring not 64-byte aligned");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "ring not 64-byte aligned");
     }
     if (!qhca_table_live(&s->pds, pdn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
     }
     if (!qhca_table_live(&s->uars, uar)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
     }
     if (!qhca_dma_in_ram(s, ring, 1ull << (p->depth_log2 + p->stride_log2),
                          false)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                               "ring not in guest RAM");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "ring not in guest RAM");
     }
     if (!qhca_table_alloc(&s->srqs, srqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
 
     srq = &s->srq[*srqn];
@@ -165,23 +165,23 @@ uint8_t qhca_srq_modify(QhcaState *s, const QhcaCmd *cmd,
     QhcaSrq *srq;
 
     if (p->rsvd || (mask & QHCA_SRQ_ATTR_RSVD)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "reserved field set");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
     }
     if (!qhca_table_live(&s->srqs, srqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
     }
     srq = &s->srq[srqn];
     if (!(mask & QHCA_SRQ_ATTR_LIMIT)) {
         if (limit) {
-            return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                                   "limit given without its mask bit");
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                    "limit given without its mask bit");
         }
         return QHCA_AQ_SUCCESS;
     }
     if (limit > srq->entries) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                               "limit larger than the ring");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "limit larger than the ring");
     }
     srq->limit = limit;
     trace_qhca_srq_modify(srqn, limit);
@@ -218,7 +218,7 @@ uint8_t qhca_srq_query(QhcaState *s, const QhcaCmd *cmd, uint32_t srqn,
     QhcaSrq *srq;
 
     if (!qhca_table_live(&s->srqs, srqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
     }
     srq = &s->srq[srqn];
     qhca_srq_sync(s, srq);
@@ -237,11 +237,11 @@ uint8_t qhca_srq_query(QhcaState *s, const QhcaCmd *cmd, uint32_t srqn,
 uint8_t qhca_srq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t srqn)
 {
     if (!qhca_table_live(&s->srqs, srqn)) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
     }
     if (s->srq[srqn].qp_refs) {
-        return qhca_cmd_reject(s, cmd, QHCA_AQ_BAD_STATE,
-                               "QPs still use the SRQ");
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                "QPs still use the SRQ");
     }
     trace_qhca_srq_destroy(srqn, s->srq[srqn].ci);
     qhca_srq_free(s, &s->srq[srqn]);

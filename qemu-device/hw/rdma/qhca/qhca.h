@@ -245,10 +245,10 @@ void qhca_aq_sq_doorbell(QhcaState *s, uint32_t val);
 void qhca_aq_cq_doorbell(QhcaState *s, uint32_t val);
 
 /* qhca-cmd.c */
-uint8_t qhca_cmd_execute(QhcaState *s, const struct qhca_aq_sqe *sqe,
-                         uint32_t *result);
-uint8_t qhca_cmd_reject(QhcaState *s, const QhcaCmd *cmd, uint8_t status,
-                        const char *why);
+uint8_t qhca_exec_command(QhcaState *s, const struct qhca_aq_sqe *sqe,
+                          uint32_t *result);
+uint8_t qhca_exec_reject(QhcaState *s, const QhcaCmd *cmd, uint8_t status,
+                         const char *why);
 
 /* qhca-objects.c */
 void qhca_table_init(QhcaTable *t, const char *name, uint32_t first,
