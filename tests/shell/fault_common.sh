@@ -13,7 +13,16 @@ tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$tests_dir/hw_objects.sh"
 QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 : "${QHCA_KO:=$QHCA_TOP/drivers/infiniband/hw/qhca/qhca.ko}"
-helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests}/fault_helper
+# fault_helper: in QHCA_TEST_BIN, else where kselftest put it: beside
+# this file once installed, one folder up when built in the source tree,
+# or in the repository's kselftest install (tools/build/tests).
+helper=${QHCA_TEST_BIN:-}/fault_helper
+if [ -z "${QHCA_TEST_BIN:-}" ]; then
+	for d in "$tests_dir" "$tests_dir/.." \
+		 "$QHCA_TOP/build/tests/drivers/infiniband/qhca"; do
+		[ -x "$d/fault_helper" ] && helper=$d/fault_helper && break
+	done
+fi
 ibdev=/sys/class/infiniband/qhca0
 procs=3
 pairs=4

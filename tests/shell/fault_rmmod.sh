@@ -11,7 +11,7 @@
 # a device that holds no user object and moves verified data.  TAP output.
 #
 # Environment: QHCA_KO (path of qhca.ko, set by the guest bench), QHCA_TOP,
-# QHCA_TEST_BIN (where fault_helper is; default build/tests).
+# QHCA_TEST_BIN (where fault_helper is).
 set -uo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/fault_common.sh"
