@@ -16,10 +16,9 @@ QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 # fault_helper: in QHCA_TEST_BIN, else where kselftest put it: beside
 # this file once installed, one folder up when built in the source tree,
 # or in the repository's kselftest install (tools/build/tests).
-helper=${QHCA_TEST_BIN:-}/fault_helper
+helper=${QHCA_TEST_BIN:-$QHCA_TOP/build/tests/drivers/infiniband/qhca}/fault_helper
 if [ -z "${QHCA_TEST_BIN:-}" ]; then
-	for d in "$tests_dir" "$tests_dir/.." \
-		 "$QHCA_TOP/build/tests/drivers/infiniband/qhca"; do
+	for d in "$tests_dir" "$tests_dir/.."; do
 		[ -x "$d/fault_helper" ] && helper=$d/fault_helper && break
 	done
 fi
