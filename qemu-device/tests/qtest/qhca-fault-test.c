@@ -293,7 +293,7 @@ static uint16_t ft_post(Ft *f, QhcaQp *qp, uint64_t wr_id, uint8_t opcode,
         .num_sge = 1,
     };
 
-    if (opcode == QHCA_WR_RDMA_WRITE) {
+    if (qt_wr_is(opcode, QHCA_WR_F_REMOTE_ADDR)) {
         w.remote_addr = cpu_to_le64(f->buf + roff);
         w.rkey = cpu_to_le32(f->lkey);
     }
@@ -1059,11 +1059,7 @@ static void test_aq_hang(void)
 
     /* ENABLE cleared: the queue starts again, the objects are kept. */
     qt_wr(t, QHCA_REG_CTRL, 0);
-    qtest_memset(t->qts, t->sq, 0, t->entries * sizeof(struct qhca_aq_sqe));
-    qtest_memset(t->qts, t->cq, 0, t->entries * sizeof(struct qhca_aq_cqe));
-    t->sq_tail = 0;
-    t->cq_head = 0;
-    t->phase = 1;
+    qt_aq_rewind(t);
     qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
     g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
     st = qt_stats(f->t);

@@ -424,8 +424,7 @@ static void fzv_post(Fz *f, int i, uint8_t opcode, uint32_t len,
     if (!qp->sq_entries) {
         return;
     }
-    if (opcode == QHCA_WR_ATOMIC_CMP_AND_SWP ||
-        opcode == QHCA_WR_ATOMIC_FETCH_AND_ADD) {
+    if (qt_wr_is(opcode, QHCA_WR_F_ATOMIC)) {
         sge.length = cpu_to_le32(8);
         sge.addr = cpu_to_le64(le64_to_cpu(sge.addr) & ~7ull);
     }

@@ -833,8 +833,7 @@ void fz_send(Fz *f)
     for (j = 0; j < n; j++) {
         sge[j] = fz_sge(f);
     }
-    if ((w->opcode == QHCA_WR_ATOMIC_CMP_AND_SWP ||
-         w->opcode == QHCA_WR_ATOMIC_FETCH_AND_ADD) && fz_chance(f, 70)) {
+    if (qt_wr_is(w->opcode, QHCA_WR_F_ATOMIC) && fz_chance(f, 70)) {
         /* Mostly well formed: one 8-byte SGE, an aligned target. */
         w->num_sge = n = 1;
         sge[0].length = cpu_to_le32(8);

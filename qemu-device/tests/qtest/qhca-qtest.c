@@ -98,17 +98,23 @@ uint32_t qt_aq_cfg(unsigned depth_log2, unsigned vector)
            QHCA_FIELD_PREP(QHCA_AQ_CFG_MSIX_VECTOR, vector);
 }
 
+/* The admin rings zeroed, the indices at 0: as ENABLE starts them. */
+void qt_aq_rewind(QhcaTest *t)
+{
+    qtest_memset(t->qts, t->sq, 0, t->entries * sizeof(struct qhca_aq_sqe));
+    qtest_memset(t->qts, t->cq, 0, t->entries * sizeof(struct qhca_aq_cqe));
+    t->sq_tail = 0;
+    t->cq_head = 0;
+    t->phase = 1;
+}
+
 /* Reset, then bring the admin queue up with 2^depth_log2 entries. */
 void qt_enable(QhcaTest *t, unsigned depth_log2)
 {
     t->entries = 1u << depth_log2;
     t->sq = guest_alloc(&t->alloc, t->entries * sizeof(struct qhca_aq_sqe));
     t->cq = guest_alloc(&t->alloc, t->entries * sizeof(struct qhca_aq_cqe));
-    qtest_memset(t->qts, t->sq, 0, t->entries * sizeof(struct qhca_aq_sqe));
-    qtest_memset(t->qts, t->cq, 0, t->entries * sizeof(struct qhca_aq_cqe));
-    t->sq_tail = 0;
-    t->cq_head = 0;
-    t->phase = 1;
+    qt_aq_rewind(t);
 
     qt_reset(t);
     qt_write_aq_regs(t, t->sq, t->cq, qt_aq_cfg(depth_log2, t->vector));
@@ -617,6 +623,17 @@ void qt_cq_arm(QhcaTest *t, uint32_t uar, const QhcaCq *cq, bool solicited)
 
 /* ------------------------------------------------------------------ */
 /* Rings and doorbells                                                 */
+
+/*
+ * Is @opcode a send opcode with any of @flags (QHCA_WR_F_*), as the
+ * opcode table of qhca_hw.h says?
+ */
+bool qt_wr_is(unsigned opcode, unsigned flags)
+{
+    const struct qhca_wr_info *info = qhca_wr_info(opcode);
+
+    return info && (info->flags & flags);
+}
 
 /* Write a send WQE of @wlen bytes at @slot, its SGEs right after it. */
 void qt_write_wqe(QhcaTest *t, uint64_t slot, const void *w, size_t wlen,

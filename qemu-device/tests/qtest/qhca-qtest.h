@@ -61,6 +61,7 @@ void qt_reset(QhcaTest *t);
 void qt_assert_error(QhcaTest *t, uint32_t err);
 void qt_write_aq_regs(QhcaTest *t, uint64_t sq, uint64_t cq, uint32_t cfg);
 uint32_t qt_aq_cfg(unsigned depth_log2, unsigned vector);
+void qt_aq_rewind(QhcaTest *t);
 void qt_enable(QhcaTest *t, unsigned depth_log2);
 
 uint16_t qt_queue_sqe(QhcaTest *t, struct qhca_aq_sqe *sqe);
@@ -225,6 +226,7 @@ void qt_cq_assert_empty(QhcaTest *t, const QhcaCq *cq);
 void qt_cq_arm(QhcaTest *t, uint32_t uar, const QhcaCq *cq, bool solicited);
 
 /* Rings and doorbells */
+bool qt_wr_is(unsigned opcode, unsigned flags);
 void qt_write_wqe(QhcaTest *t, uint64_t slot, const void *w, size_t wlen,
                   const struct qhca_sge *sge, unsigned nsge);
 void qt_write_rwqe(QhcaTest *t, uint64_t slot, uint64_t wr_id,

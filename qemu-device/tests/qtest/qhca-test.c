@@ -147,11 +147,7 @@ static void test_enable(void)
     /* Disable keeps objects; enabling again restarts the rings at 0. */
     qt_wr(t, QHCA_REG_CTRL, 0);
     g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, 0);
-    qtest_memset(t->qts, t->sq, 0, t->entries * sizeof(struct qhca_aq_sqe));
-    qtest_memset(t->qts, t->cq, 0, t->entries * sizeof(struct qhca_aq_cqe));
-    t->sq_tail = 0;
-    t->cq_head = 0;
-    t->phase = 1;
+    qt_aq_rewind(t);
     qt_wr(t, QHCA_REG_CTRL, QHCA_CTRL_ENABLE);
     g_assert_cmphex(qt_rd(t, QHCA_REG_STATUS), ==, QHCA_STATUS_READY);
     qt_assert_objects(t, 0, 1, 0);
@@ -188,15 +184,16 @@ static void test_query_device(void)
     g_assert_cmphex(le32_to_cpu(a.hw_version), ==, QHCA_VERSION_CURRENT);
     g_assert_cmpuint(le32_to_cpu(a.max_qp), ==, 1024);
     g_assert_cmpuint(le32_to_cpu(a.max_qp_wr), ==, 4096);
-    g_assert_cmpuint(le32_to_cpu(a.max_sge), ==, 16);
-    g_assert_cmpuint(le32_to_cpu(a.max_sge_rd), ==, 16);
+    g_assert_cmpuint(le32_to_cpu(a.max_sge), ==, QHCA_MAX_SGE);
+    g_assert_cmpuint(le32_to_cpu(a.max_sge_rd), ==, QHCA_MAX_SGE);
     g_assert_cmpuint(le32_to_cpu(a.max_cq), ==, 1024);
     g_assert_cmpuint(le32_to_cpu(a.max_cqe), ==, 32768);
     g_assert_cmpuint(le32_to_cpu(a.max_mr), ==, 4096);
     g_assert_cmpuint(le32_to_cpu(a.max_pd), ==, 1024);
-    g_assert_cmpuint(le32_to_cpu(a.max_qp_rd_atom), ==, 16);
-    g_assert_cmpuint(le32_to_cpu(a.max_qp_init_rd_atom), ==, 16);
-    g_assert_cmpuint(le32_to_cpu(a.max_inline_data), ==, 256);
+    g_assert_cmpuint(le32_to_cpu(a.max_qp_rd_atom), ==, QHCA_MAX_RD_ATOMIC);
+    g_assert_cmpuint(le32_to_cpu(a.max_qp_init_rd_atom), ==,
+                     QHCA_MAX_RD_ATOMIC);
+    g_assert_cmpuint(le32_to_cpu(a.max_inline_data), ==, QHCA_MAX_INLINE);
     g_assert_cmpuint(le32_to_cpu(a.max_uar), ==, 256);
     g_assert_cmpuint(le32_to_cpu(a.max_eq), ==, 16);
     g_assert_cmpuint(le32_to_cpu(a.max_eqe), ==, 32768);
@@ -274,7 +271,7 @@ static void test_query_port(void)
     g_assert_cmphex(le32_to_cpu(p.port_cap_flags), ==, 0);
     g_assert_cmphex(le32_to_cpu(p.port_cap_flags) & PORT_CAP_SM, ==, 0);
     g_assert_cmphex(le32_to_cpu(p.port_cap_flags) & PORT_CAP_TRAP_SUP, ==, 0);
-    g_assert_cmphex(le32_to_cpu(p.max_msg_sz), ==, 1u << 31);
+    g_assert_cmphex(le32_to_cpu(p.max_msg_sz), ==, QHCA_MAX_MSG_SIZE);
     g_assert_cmpuint(le16_to_cpu(p.lid), ==, 1);
     g_assert_cmpuint(le16_to_cpu(p.sm_lid), ==, 1);
     g_assert_cmphex(le16_to_cpu(p.pkey), ==, 0xffff);
