@@ -107,6 +107,38 @@ void qhca_cq_unmap(struct qhca_cq *cq)
 	free(cq->discard);
 }
 
+/*
+ * A CQ for ibv_create_cq() or ibv_create_cq_ex() (qhca_cq_ex.c) to make in
+ * the kernel and map: NULL with errno set if there is no memory.
+ */
+struct qhca_cq *qhca_cq_alloc(void)
+{
+	struct qhca_cq *cq;
+	int err;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err) {
+		free(cq);
+		errno = err;
+		return NULL;
+	}
+	list_head_init(&cq->qps);
+	list_head_init(&cq->xrc_srqs);
+	return cq;
+}
+
+/* Once the kernel's CQ is gone or was never made, and it is unmapped. */
+void qhca_cq_free(struct qhca_cq *cq)
+{
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+}
+
 struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
 			      struct ibv_comp_channel *channel,
 			      int comp_vector)
@@ -117,16 +149,9 @@ struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
 	struct qhca_cq *cq;
 	int err;
 
-	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
-		errno = ENOMEM;
+	cq = qhca_cq_alloc();
+	if (!cq)
 		return NULL;
-	}
-	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
-	list_head_init(&cq->qps);
-	list_head_init(&cq->xrc_srqs);
 
 	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
 				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
@@ -134,7 +159,7 @@ struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
 	if (err) {
 		verbs_err(&ctx->ibv_ctx, "CREATE_CQ of %d CQEs failed: %s\n",
 			  cqe, strerror(err));
-		goto err_lock;
+		goto err_free;
 	}
 
 	err = qhca_cq_map(ctx, cq, &resp.drv_payload);
@@ -144,10 +169,8 @@ struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
 
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->ibv_cq);
-err_lock:
-	pthread_spin_destroy(&cq->lock);
 err_free:
-	free(cq);
+	qhca_cq_free(cq);
 	errno = err;
 	return NULL;
 }
@@ -166,8 +189,7 @@ int qhca_destroy_cq(struct ibv_cq *ibcq)
 	}
 
 	qhca_cq_unmap(cq);
-	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	qhca_cq_free(cq);
 	return 0;
 }
 

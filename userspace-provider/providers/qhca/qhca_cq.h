@@ -143,6 +143,8 @@ static inline void qhca_cq_update_ci(struct qhca_cq *cq)
 void qhca_cqe_free_wqes(struct qhca_cq *cq, const struct qhca_cqe *cqe);
 
 /* qhca_cq.c */
+struct qhca_cq *qhca_cq_alloc(void);
+void qhca_cq_free(struct qhca_cq *cq);
 struct qhca_ibv_create_cq_resp;
 int qhca_cq_map(struct qhca_context *ctx, struct qhca_cq *cq,
 		const struct qhca_ibv_create_cq_resp *resp);

@@ -11,7 +11,6 @@
  * ibv_start_poll() and ibv_next_poll() fail with EIO.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "qhca.h"
@@ -240,16 +239,9 @@ struct ibv_cq_ex *qhca_create_cq_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 
-	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
-		errno = ENOMEM;
+	cq = qhca_cq_alloc();
+	if (!cq)
 		return NULL;
-	}
-	err = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
-	list_head_init(&cq->qps);
-	list_head_init(&cq->xrc_srqs);
 
 	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->verbs_cq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);
@@ -258,7 +250,7 @@ struct ibv_cq_ex *qhca_create_cq_ex(struct ibv_context *ibctx,
 			  "CREATE_CQ of %u CQEs (wc_flags 0x%llx) failed: %s\n",
 			  attr->cqe, (unsigned long long)attr->wc_flags,
 			  strerror(err));
-		goto err_lock;
+		goto err_free;
 	}
 
 	err = qhca_cq_map(ctx, cq, &resp.drv_payload);
@@ -270,10 +262,8 @@ struct ibv_cq_ex *qhca_create_cq_ex(struct ibv_context *ibctx,
 
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->ibv_cq);
-err_lock:
-	pthread_spin_destroy(&cq->lock);
 err_free:
-	free(cq);
+	qhca_cq_free(cq);
 	errno = err;
 	return NULL;
 }

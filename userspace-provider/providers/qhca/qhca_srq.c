@@ -51,6 +51,7 @@ int qhca_srq_setup(struct qhca_context *ctx, struct qhca_srq *srq,
 		   const struct qhca_create_srq_resp *resp,
 		   struct ibv_srq_attr *attr)
 {
+	void *ring;
 	int err;
 
 	err = qhca_check_srq_resp(ctx, resp);
@@ -60,17 +61,15 @@ int qhca_srq_setup(struct qhca_context *ctx, struct qhca_srq *srq,
 	srq->done = calloc(resp->depth, 1);
 	if (!srq->done)
 		return ENOMEM;
-	srq->ring = mmap(NULL, resp->ring_mmap_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, ctx->ibv_ctx.context.cmd_fd,
-			 resp->ring_mmap_key);
-	if (srq->ring == MAP_FAILED) {
+	ring = mmap(NULL, resp->ring_mmap_size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, ctx->ibv_ctx.context.cmd_fd, resp->ring_mmap_key);
+	if (ring == MAP_FAILED) {
 		err = errno;
 		verbs_err(&ctx->ibv_ctx, "mapping SRQ %u failed: %s\n",
 			  resp->srqn, strerror(err));
-		free(srq->done);
-		srq->done = NULL;
 		return err;
 	}
+	srq->ring = ring;
 	srq->map_size = resp->ring_mmap_size;
 	srq->srqn = resp->srqn;
 	srq->depth = resp->depth;
@@ -83,10 +82,34 @@ int qhca_srq_setup(struct qhca_context *ctx, struct qhca_srq *srq,
 	return 0;
 }
 
-/* After the kernel destroyed it. */
+/*
+ * An SRQ for ibv_create_srq() or ibv_create_srq_ex() (qhca_xrc.c) to make
+ * in the kernel and set up: NULL with errno set if there is no memory.
+ */
+struct qhca_srq *qhca_srq_alloc(void)
+{
+	struct qhca_srq *srq;
+	int err;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (err) {
+		free(srq);
+		errno = err;
+		return NULL;
+	}
+	return srq;
+}
+
+/* Once the kernel's SRQ is gone or was never made, set up or not. */
 void qhca_srq_free(struct qhca_srq *srq)
 {
-	munmap(srq->ring, srq->map_size);
+	if (srq->ring)
+		munmap(srq->ring, srq->map_size);
 	free(srq->done);
 	pthread_spin_destroy(&srq->lock);
 	free(srq);
@@ -101,21 +124,16 @@ struct ibv_srq *qhca_create_srq(struct ibv_pd *ibpd,
 	struct qhca_srq *srq;
 	int err;
 
-	srq = calloc(1, sizeof(*srq));
-	if (!srq) {
-		errno = ENOMEM;
+	srq = qhca_srq_alloc();
+	if (!srq)
 		return NULL;
-	}
-	err = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
 
 	err = ibv_cmd_create_srq(ibpd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (err) {
 		verbs_debug(&ctx->ibv_ctx, "CREATE_SRQ failed: %s\n",
 			    strerror(err));
-		goto err_lock;
+		goto err_free;
 	}
 
 	err = qhca_srq_setup(ctx, srq, &resp, &attr->attr);
@@ -125,10 +143,8 @@ struct ibv_srq *qhca_create_srq(struct ibv_pd *ibpd,
 
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->ibv_srq);
-err_lock:
-	pthread_spin_destroy(&srq->lock);
 err_free:
-	free(srq);
+	qhca_srq_free(srq);
 	errno = err;
 	return NULL;
 }

@@ -45,6 +45,7 @@ static inline struct qhca_srq *to_qhca_srq(struct ibv_srq *ibsrq)
 }
 
 bool qhca_srq_complete(struct qhca_srq *srq, uint16_t wqe_idx);
+struct qhca_srq *qhca_srq_alloc(void);
 struct qhca_create_srq_resp;
 int qhca_srq_setup(struct qhca_context *ctx, struct qhca_srq *srq,
 		   const struct qhca_create_srq_resp *resp,

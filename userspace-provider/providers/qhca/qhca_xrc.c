@@ -95,14 +95,9 @@ struct ibv_srq *qhca_create_srq_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 
-	srq = calloc(1, sizeof(*srq));
-	if (!srq) {
-		errno = ENOMEM;
+	srq = qhca_srq_alloc();
+	if (!srq)
 		return NULL;
-	}
-	err = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (err)
-		goto err_free;
 
 	err = ibv_cmd_create_srq_ex(ibctx, &srq->verbs_srq, attr,
 				    &cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
@@ -110,7 +105,7 @@ struct ibv_srq *qhca_create_srq_ex(struct ibv_context *ibctx,
 	if (err) {
 		verbs_debug(&ctx->ibv_ctx, "CREATE_XSRQ failed: %s\n",
 			    strerror(err));
-		goto err_lock;
+		goto err_free;
 	}
 	err = qhca_srq_setup(ctx, srq, &resp, &attr->attr);
 	if (err)
@@ -125,10 +120,8 @@ struct ibv_srq *qhca_create_srq_ex(struct ibv_context *ibctx,
 
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->ibv_srq);
-err_lock:
-	pthread_spin_destroy(&srq->lock);
 err_free:
-	free(srq);
+	qhca_srq_free(srq);
 	errno = err;
 	return NULL;
 }
