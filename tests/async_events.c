@@ -171,6 +171,40 @@ static void restore_link(struct __test_metadata *_metadata)
 	ASSERT_STREQ("4: ACTIVE", state);
 }
 
+/*
+ * Where every test here starts: injection available, the link up with no
+ * drops pending, and a pair of QPs of opts (NULL: the defaults), in RESET.
+ */
+static void fault_pair_open(struct __test_metadata *_metadata,
+			    struct rc_pair *p, const struct rc_opts *opts)
+{
+	struct rc_opts def;
+
+	require_inject(_metadata);
+	restore_link(_metadata);
+	if (!opts) {
+		rc_default_opts(&def);
+		opts = &def;
+	}
+	rc_pair_open(_metadata, p, opts);
+}
+
+/*
+ * And where each ends: the link up again, buffers a and b (either may be
+ * NULL) and the pair released, the device as the test found it.
+ */
+static void fault_pair_close(struct __test_metadata *_metadata,
+			     struct rc_pair *p, struct rc_buf *a,
+			     struct rc_buf *b)
+{
+	restore_link(_metadata);
+	if (a)
+		rc_buf_free(_metadata, a);
+	if (b)
+		rc_buf_free(_metadata, b);
+	rc_pair_close(_metadata, p);
+}
+
 /* ---- Hardware counters --------------------------------------------- */
 
 struct counters {
@@ -460,18 +494,12 @@ FIXTURE(link)
 
 FIXTURE_SETUP(link)
 {
-	struct rc_opts opts;
-
-	require_inject(_metadata);
-	restore_link(_metadata);
-	rc_default_opts(&opts);
-	rc_pair_open(_metadata, &self->p, &opts);
+	fault_pair_open(_metadata, &self->p, NULL);
 }
 
 FIXTURE_TEARDOWN(link)
 {
-	restore_link(_metadata);
-	rc_pair_close(_metadata, &self->p);
+	fault_pair_close(_metadata, &self->p, NULL, NULL);
 }
 
 TEST_F(link, inject_file_is_root_only)
@@ -574,12 +602,10 @@ FIXTURE_SETUP(rc_down)
 {
 	struct rc_opts opts;
 
-	require_inject(_metadata);
-	restore_link(_metadata);
 	rc_default_opts(&opts);
 	opts.timeout = 10;		/* 4 ms */
 	opts.retry_cnt = 1;
-	rc_pair_open(_metadata, &self->p, &opts);
+	fault_pair_open(_metadata, &self->p, &opts);
 	rc_pair_connect(_metadata, &self->p);
 	rc_buf_alloc(_metadata, &self->local, self->p.pd, 4096,
 		     RC_ACCESS_ALL);
@@ -589,10 +615,7 @@ FIXTURE_SETUP(rc_down)
 
 FIXTURE_TEARDOWN(rc_down)
 {
-	restore_link(_metadata);
-	rc_buf_free(_metadata, &self->local);
-	rc_buf_free(_metadata, &self->remote);
-	rc_pair_close(_metadata, &self->p);
+	fault_pair_close(_metadata, &self->p, &self->local, &self->remote);
 }
 
 /*
@@ -769,11 +792,9 @@ FIXTURE_SETUP(ud_down)
 	struct rc_opts opts;
 	int i;
 
-	require_inject(_metadata);
-	restore_link(_metadata);
 	rc_default_opts(&opts);
 	opts.qp_type = IBV_QPT_UD;
-	rc_pair_open(_metadata, &self->p, &opts);
+	fault_pair_open(_metadata, &self->p, &opts);
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, ud_to_rts(self->p.s[i].qp));
 		rc_buf_alloc(_metadata, &self->buf[i], self->p.pd, 4096,
@@ -786,12 +807,9 @@ FIXTURE_SETUP(ud_down)
 
 FIXTURE_TEARDOWN(ud_down)
 {
-	restore_link(_metadata);
 	if (self->ah)
 		EXPECT_EQ(0, ibv_destroy_ah(self->ah));
-	rc_buf_free(_metadata, &self->buf[0]);
-	rc_buf_free(_metadata, &self->buf[1]);
-	rc_pair_close(_metadata, &self->p);
+	fault_pair_close(_metadata, &self->p, &self->buf[0], &self->buf[1]);
 }
 
 static int ud_send(FIXTURE_DATA(ud_down) *self, uint64_t wr_id,
@@ -896,11 +914,9 @@ FIXTURE_SETUP(uc_lost)
 	struct rc_opts opts;
 	int i;
 
-	require_inject(_metadata);
-	restore_link(_metadata);
 	rc_default_opts(&opts);
 	opts.qp_type = IBV_QPT_UC;
-	rc_pair_open(_metadata, p, &opts);
+	fault_pair_open(_metadata, p, &opts);
 	ASSERT_EQ(0, uc_connect(p, p->s[0].qp, p->s[1].qp->qp_num));
 	ASSERT_EQ(0, uc_connect(p, p->s[1].qp, p->s[0].qp->qp_num));
 	for (i = 0; i < 2; i++)
@@ -910,10 +926,7 @@ FIXTURE_SETUP(uc_lost)
 
 FIXTURE_TEARDOWN(uc_lost)
 {
-	restore_link(_metadata);
-	rc_buf_free(_metadata, &self->buf[0]);
-	rc_buf_free(_metadata, &self->buf[1]);
-	rc_pair_close(_metadata, &self->p);
+	fault_pair_close(_metadata, &self->p, &self->buf[0], &self->buf[1]);
 }
 
 static int uc_send(FIXTURE_DATA(uc_lost) *self, uint64_t wr_id,
@@ -1018,8 +1031,6 @@ static void stream_setup(struct __test_metadata *_metadata,
 {
 	struct rc_opts opts;
 
-	require_inject(_metadata);
-	restore_link(_metadata);
 	rc_default_opts(&opts);
 	/*
 	 * Messages of 15 or 16 packets: a retransmission resends a whole
@@ -1033,7 +1044,7 @@ static void stream_setup(struct __test_metadata *_metadata,
 	 */
 	opts.timeout = 14;
 	opts.retry_cnt = 7;
-	rc_pair_open(_metadata, &st->p, &opts);
+	fault_pair_open(_metadata, &st->p, &opts);
 	rc_pair_connect(_metadata, &st->p);
 	rc_buf_alloc(_metadata, &st->src, st->p.pd,
 		     STREAM_MSGS * STREAM_SLOT, RC_ACCESS_ALL);
@@ -1044,10 +1055,7 @@ static void stream_setup(struct __test_metadata *_metadata,
 static void stream_teardown(struct __test_metadata *_metadata,
 			    struct stream *st)
 {
-	restore_link(_metadata);
-	rc_buf_free(_metadata, &st->src);
-	rc_buf_free(_metadata, &st->dst);
-	rc_pair_close(_metadata, &st->p);
+	fault_pair_close(_metadata, &st->p, &st->src, &st->dst);
 }
 
 static uint32_t stream_len(int i)
@@ -1275,21 +1283,14 @@ FIXTURE(qp_fatal)
 
 FIXTURE_SETUP(qp_fatal)
 {
-	struct rc_opts opts;
-
-	require_inject(_metadata);
-	restore_link(_metadata);
-	rc_default_opts(&opts);
-	rc_pair_open(_metadata, &self->p, &opts);
+	fault_pair_open(_metadata, &self->p, NULL);
 	rc_pair_connect(_metadata, &self->p);
 	rc_buf_alloc(_metadata, &self->buf, self->p.pd, 4096, RC_ACCESS_ALL);
 }
 
 FIXTURE_TEARDOWN(qp_fatal)
 {
-	restore_link(_metadata);
-	rc_buf_free(_metadata, &self->buf);
-	rc_pair_close(_metadata, &self->p);
+	fault_pair_close(_metadata, &self->p, &self->buf, NULL);
 }
 
 /*
@@ -1388,13 +1389,9 @@ FIXTURE_SETUP(srq)
 		.attr = { .max_wr = SRQ_WR, .max_sge = 1 },
 	};
 	struct rc_pair *p = &self->p;
-	struct rc_opts opts;
 	int i;
 
-	require_inject(_metadata);
-	restore_link(_metadata);
-	rc_default_opts(&opts);
-	rc_pair_open(_metadata, p, &opts);
+	fault_pair_open(_metadata, p, NULL);
 
 	self->srq = ibv_create_srq(p->pd, &sinit);
 	ASSERT_NE(NULL, self->srq) TH_LOG("ibv_create_srq: %s",
@@ -1435,7 +1432,6 @@ FIXTURE_TEARDOWN(srq)
 {
 	int i;
 
-	restore_link(_metadata);
 	for (i = 0; i < 2; i++)
 		if (self->rcv[i])
 			EXPECT_EQ(0, ibv_destroy_qp(self->rcv[i]));
@@ -1445,9 +1441,7 @@ FIXTURE_TEARDOWN(srq)
 		EXPECT_EQ(0, ibv_destroy_cq(self->rcq));
 	if (self->scq)
 		EXPECT_EQ(0, ibv_destroy_cq(self->scq));
-	rc_buf_free(_metadata, &self->src);
-	rc_buf_free(_metadata, &self->dst);
-	rc_pair_close(_metadata, &self->p);
+	fault_pair_close(_metadata, &self->p, &self->src, &self->dst);
 }
 
 /* Posts receive slots first .. first + n - 1 (1024 bytes each). */
@@ -1566,16 +1560,12 @@ TEST(xrc_srq_err)
 		.oflags = O_CREAT,
 	};
 	struct rc_pair p;
-	struct rc_opts opts;
 	struct ibv_xrcd *xrcd;
 	struct ibv_srq *srq;
 	uint32_t srqn = 0;
 
-	require_inject(_metadata);
-	restore_link(_metadata);
 	memset(&p, 0, sizeof(p));
-	rc_default_opts(&opts);
-	rc_pair_open(_metadata, &p, &opts);
+	fault_pair_open(_metadata, &p, NULL);
 	xrcd = ibv_open_xrcd(p.ctx, &xattr);
 	ASSERT_NE(NULL, xrcd) TH_LOG("ibv_open_xrcd: %s", strerror(errno));
 	attr.pd = p.pd;
@@ -1611,12 +1601,8 @@ FIXTURE(cq_err)
 FIXTURE_SETUP(cq_err)
 {
 	struct rc_pair *p = &self->p;
-	struct rc_opts opts;
 
-	require_inject(_metadata);
-	restore_link(_metadata);
-	rc_default_opts(&opts);
-	rc_pair_open(_metadata, p, &opts);
+	fault_pair_open(_metadata, p, NULL);
 	/*
 	 * QP 1 receives into a CQ of a size no other CQ of the process has,
 	 * so that rdma res tells which number is its.
@@ -1635,9 +1621,7 @@ FIXTURE_SETUP(cq_err)
 
 FIXTURE_TEARDOWN(cq_err)
 {
-	restore_link(_metadata);
-	rc_buf_free(_metadata, &self->buf);
-	rc_pair_close(_metadata, &self->p);
+	fault_pair_close(_metadata, &self->p, &self->buf, NULL);
 }
 
 /*
@@ -1699,18 +1683,12 @@ FIXTURE(bad)
 
 FIXTURE_SETUP(bad)
 {
-	struct rc_opts opts;
-
-	require_inject(_metadata);
-	restore_link(_metadata);
-	rc_default_opts(&opts);
-	rc_pair_open(_metadata, &self->p, &opts);
+	fault_pair_open(_metadata, &self->p, NULL);
 }
 
 FIXTURE_TEARDOWN(bad)
 {
-	restore_link(_metadata);
-	rc_pair_close(_metadata, &self->p);
+	fault_pair_close(_metadata, &self->p, NULL, NULL);
 }
 
 /* Lines that do not parse: EINVAL, nothing injected, nothing heard. */

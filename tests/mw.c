@@ -127,6 +127,66 @@ static int write_through(struct __test_metadata *_metadata,
 	return wc.status;
 }
 
+/*
+ * QP 0 writes len bytes of seed at offset off of QP 1's memory through
+ * rkey: the WRITE completes with status st, and the bytes are there (on
+ * success) or the memory is untouched.
+ */
+static void expect_write(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(mw) *self, size_t off, uint32_t rkey,
+			 uint32_t seed, uint32_t len, enum ibv_wc_status st)
+{
+	rc_prepare_dst(&self->remote, off, len, seed);
+	if (st == IBV_WC_SUCCESS) {
+		ASSERT_EQ(IBV_WC_SUCCESS,
+			  write_through(_metadata, self,
+					(uintptr_t)self->remote.mem + off,
+					rkey, seed, len));
+		RC_EXPECT_DELIVERED(&self->remote, off, len, seed);
+	} else {
+		EXPECT_EQ((int)st,
+			  write_through(_metadata, self,
+					(uintptr_t)self->remote.mem + off,
+					rkey, seed, len));
+		RC_EXPECT_UNTOUCHED(&self->remote, off, len, seed);
+	}
+}
+
+/*
+ * self->mw, a new type 1 window bound with ibv_bind_mw() over the first
+ * len bytes of QP 1's window with access: how most tests start.
+ */
+static void bound_window1(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(mw) *self, uint64_t len, int access)
+{
+	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_1);
+	ASSERT_NE(NULL, self->mw) TH_LOG("ibv_alloc_mw: %s", strerror(errno));
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  bind1(_metadata, self, self->remote.mr,
+			win_addr(&self->remote), len, access));
+}
+
+/*
+ * self->mw, a new type 2 window bound through QP 1's SQ, with the next
+ * key, over the first len bytes of QP 1's window with access; returns
+ * that key.
+ */
+static uint32_t bound_window2(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(mw) *self, uint64_t len,
+			      int access)
+{
+	uint32_t rkey;
+
+	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_2);
+	ASSERT_NE(NULL, self->mw) TH_LOG("ibv_alloc_mw: %s", strerror(errno));
+	rkey = ibv_inc_rkey(self->mw->rkey);
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  bind2(_metadata, self->p.s[1].qp, self->p.s[1].scq, self->mw,
+			rkey, self->remote.mr, win_addr(&self->remote), len,
+			access));
+	return rkey;
+}
+
 /* Type 1: bind, then RDMA WRITE and READ through the window. */
 TEST_F(mw, type1_write_read)
 {
@@ -145,11 +205,8 @@ TEST_F(mw, type1_write_read)
 	EXPECT_EQ(old >> 8, self->mw->rkey >> 8);
 
 	/* The last LEN bytes of the window, at a page-crossing offset. */
-	rc_prepare_dst(&self->remote, WIN_OFF + WIN_LEN - LEN, LEN, 7);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  write_through(_metadata, self, win_addr(&self->remote) +
-				WIN_LEN - LEN, self->mw->rkey, 7, LEN));
-	RC_EXPECT_DELIVERED(&self->remote, WIN_OFF + WIN_LEN - LEN, LEN, 7);
+	expect_write(_metadata, self, WIN_OFF + WIN_LEN - LEN, self->mw->rkey,
+		     7, LEN, IBV_WC_SUCCESS);
 
 	/* And back, into other local memory. */
 	rc_poison(self->local.mem + 2048, LEN, 7);
@@ -164,32 +221,17 @@ TEST_F(mw, type1_write_read)
 /* One byte past the window is outside it, though inside the MR. */
 TEST_F(mw, outside_window)
 {
-	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_1);
-	ASSERT_NE(NULL, self->mw);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind1(_metadata, self, self->remote.mr, win_addr(&self->remote),
-			WIN_LEN, IBV_ACCESS_REMOTE_WRITE));
-	rc_prepare_dst(&self->remote, WIN_OFF + WIN_LEN - LEN + 1, LEN, 9);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  write_through(_metadata, self, win_addr(&self->remote) +
-				WIN_LEN - LEN + 1, self->mw->rkey, 9, LEN));
-	RC_EXPECT_UNTOUCHED(&self->remote, WIN_OFF + WIN_LEN - LEN + 1, LEN,
-			    9);
+	bound_window1(_metadata, self, WIN_LEN, IBV_ACCESS_REMOTE_WRITE);
+	expect_write(_metadata, self, WIN_OFF + WIN_LEN - LEN + 1,
+		     self->mw->rkey, 9, LEN, IBV_WC_REM_ACCESS_ERR);
 }
 
 /* A window that allows only reads refuses a write. */
 TEST_F(mw, access_of_window)
 {
-	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_1);
-	ASSERT_NE(NULL, self->mw);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind1(_metadata, self, self->remote.mr, win_addr(&self->remote),
-			WIN_LEN, IBV_ACCESS_REMOTE_READ));
-	rc_prepare_dst(&self->remote, WIN_OFF, LEN, 11);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  write_through(_metadata, self, win_addr(&self->remote),
-				self->mw->rkey, 11, LEN));
-	RC_EXPECT_UNTOUCHED(&self->remote, WIN_OFF, LEN, 11);
+	bound_window1(_metadata, self, WIN_LEN, IBV_ACCESS_REMOTE_READ);
+	expect_write(_metadata, self, WIN_OFF, self->mw->rkey, 11, LEN,
+		     IBV_WC_REM_ACCESS_ERR);
 }
 
 /* An MR registered without MW_BIND takes no window. */
@@ -238,26 +280,18 @@ TEST_F(mw, type1_rebind)
 {
 	uint32_t first;
 
-	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_1);
-	ASSERT_NE(NULL, self->mw);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind1(_metadata, self, self->remote.mr, win_addr(&self->remote),
-			LEN, IBV_ACCESS_REMOTE_WRITE));
+	bound_window1(_metadata, self, LEN, IBV_ACCESS_REMOTE_WRITE);
 	first = self->mw->rkey;
 	ASSERT_EQ(IBV_WC_SUCCESS,
 		  bind1(_metadata, self, self->remote.mr,
 			(uintptr_t)self->remote.mem, LEN,
 			IBV_ACCESS_REMOTE_WRITE));
 	EXPECT_NE(first, self->mw->rkey);
-	rc_prepare_dst(&self->remote, 0, LEN, 13);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  write_through(_metadata, self, (uintptr_t)self->remote.mem,
-				self->mw->rkey, 13, LEN));
-	RC_EXPECT_DELIVERED(&self->remote, 0, LEN, 13);
+	expect_write(_metadata, self, 0, self->mw->rkey, 13, LEN,
+		     IBV_WC_SUCCESS);
 	/* The first key is gone with the first binding. */
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  write_through(_metadata, self, (uintptr_t)self->remote.mem,
-				first, 13, LEN));
+	expect_write(_metadata, self, 0, first, 14, LEN,
+		     IBV_WC_REM_ACCESS_ERR);
 }
 
 /* A zero-length window: nothing reaches it, not even its start. */
@@ -267,11 +301,8 @@ TEST_F(mw, zero_length)
 	ASSERT_NE(NULL, self->mw);
 	ASSERT_EQ(IBV_WC_SUCCESS,
 		  bind1(_metadata, self, NULL, 0, 0, 0));
-	rc_prepare_dst(&self->remote, WIN_OFF, 1, 15);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  write_through(_metadata, self, win_addr(&self->remote),
-				self->mw->rkey, 15, 1));
-	RC_EXPECT_UNTOUCHED(&self->remote, WIN_OFF, 1, 15);
+	expect_write(_metadata, self, WIN_OFF, self->mw->rkey, 15, 1,
+		     IBV_WC_REM_ACCESS_ERR);
 }
 
 /* A type 1 window cannot be invalidated locally. */
@@ -283,11 +314,7 @@ TEST_F(mw, type1_no_local_inv)
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
-	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_1);
-	ASSERT_NE(NULL, self->mw);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind1(_metadata, self, self->remote.mr, win_addr(&self->remote),
-			LEN, IBV_ACCESS_REMOTE_WRITE));
+	bound_window1(_metadata, self, LEN, IBV_ACCESS_REMOTE_WRITE);
 	wr.invalidate_rkey = self->mw->rkey;
 	ASSERT_EQ(0, ibv_post_send(self->p.s[1].qp, &wr, &bad));
 	RC_WAIT_WC(self->p.s[1].scq, 0x1e, IBV_WC_LOC_QP_OP_ERR, -1);
@@ -306,11 +333,7 @@ TEST_F(mw, type1_no_send_with_inv)
 		.num_sge = 1,
 	}, *bad;
 
-	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_1);
-	ASSERT_NE(NULL, self->mw);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind1(_metadata, self, self->remote.mr, win_addr(&self->remote),
-			LEN, IBV_ACCESS_REMOTE_WRITE));
+	bound_window1(_metadata, self, LEN, IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_EQ(0, rc_post_recv(self->p.s[1].qp, 0x20, &s1, 1));
 	wr.invalidate_rkey = self->mw->rkey;
 	ASSERT_EQ(0, ibv_post_send(self->p.s[0].qp, &wr, &bad));
@@ -333,18 +356,8 @@ TEST_F(mw, type2_send_with_inv)
 	struct ibv_wc wc;
 	uint32_t rkey;
 
-	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_2);
-	ASSERT_NE(NULL, self->mw) TH_LOG("ibv_alloc_mw: %s", strerror(errno));
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind2(_metadata, self->p.s[1].qp, self->p.s[1].scq, self->mw,
-			rkey, self->remote.mr, win_addr(&self->remote),
-			WIN_LEN, IBV_ACCESS_REMOTE_WRITE));
-	rc_prepare_dst(&self->remote, WIN_OFF, LEN, 17);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  write_through(_metadata, self, win_addr(&self->remote), rkey,
-				17, LEN));
-	RC_EXPECT_DELIVERED(&self->remote, WIN_OFF, LEN, 17);
+	rkey = bound_window2(_metadata, self, WIN_LEN, IBV_ACCESS_REMOTE_WRITE);
+	expect_write(_metadata, self, WIN_OFF, rkey, 17, LEN, IBV_WC_SUCCESS);
 
 	ASSERT_EQ(0, rc_post_recv(self->p.s[1].qp, 0x22, &s1, 1));
 	wr.invalidate_rkey = rkey;
@@ -358,11 +371,8 @@ TEST_F(mw, type2_send_with_inv)
 	EXPECT_EQ(64U, wc.byte_len);
 
 	/* The key is dead now. */
-	rc_prepare_dst(&self->remote, WIN_OFF, LEN, 18);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  write_through(_metadata, self, win_addr(&self->remote), rkey,
-				18, LEN));
-	RC_EXPECT_UNTOUCHED(&self->remote, WIN_OFF, LEN, 18);
+	expect_write(_metadata, self, WIN_OFF, rkey, 18, LEN,
+		     IBV_WC_REM_ACCESS_ERR);
 }
 
 /* Type 2: LOCAL_INV, then a bind again with the next key. */
@@ -375,13 +385,7 @@ TEST_F(mw, type2_local_inv_rebind)
 	}, *bad;
 	uint32_t rkey, rkey2;
 
-	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_2);
-	ASSERT_NE(NULL, self->mw);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind2(_metadata, self->p.s[1].qp, self->p.s[1].scq, self->mw,
-			rkey, self->remote.mr, win_addr(&self->remote),
-			WIN_LEN, IBV_ACCESS_REMOTE_WRITE));
+	rkey = bound_window2(_metadata, self, WIN_LEN, IBV_ACCESS_REMOTE_WRITE);
 	wr.invalidate_rkey = rkey;
 	ASSERT_EQ(0, ibv_post_send(self->p.s[1].qp, &wr, &bad));
 	RC_WAIT_WC(self->p.s[1].scq, 0x23, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
@@ -391,14 +395,9 @@ TEST_F(mw, type2_local_inv_rebind)
 		  bind2(_metadata, self->p.s[1].qp, self->p.s[1].scq, self->mw,
 			rkey2, self->remote.mr, win_addr(&self->remote),
 			WIN_LEN, IBV_ACCESS_REMOTE_WRITE));
-	rc_prepare_dst(&self->remote, WIN_OFF, LEN, 19);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  write_through(_metadata, self, win_addr(&self->remote), rkey2,
-				19, LEN));
-	RC_EXPECT_DELIVERED(&self->remote, WIN_OFF, LEN, 19);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  write_through(_metadata, self, win_addr(&self->remote), rkey,
-				19, LEN));
+	expect_write(_metadata, self, WIN_OFF, rkey2, 19, LEN, IBV_WC_SUCCESS);
+	expect_write(_metadata, self, WIN_OFF, rkey, 20, LEN,
+		     IBV_WC_REM_ACCESS_ERR);
 }
 
 /* A bound type 2 window cannot be bound again before invalidation. */
@@ -406,13 +405,7 @@ TEST_F(mw, type2_bound_twice)
 {
 	uint32_t rkey;
 
-	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_2);
-	ASSERT_NE(NULL, self->mw);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind2(_metadata, self->p.s[1].qp, self->p.s[1].scq, self->mw,
-			rkey, self->remote.mr, win_addr(&self->remote),
-			LEN, IBV_ACCESS_REMOTE_WRITE));
+	rkey = bound_window2(_metadata, self, LEN, IBV_ACCESS_REMOTE_WRITE);
 	EXPECT_EQ(IBV_WC_MW_BIND_ERR,
 		  bind2(_metadata, self->p.s[1].qp, self->p.s[1].scq, self->mw,
 			ibv_inc_rkey(rkey), self->remote.mr,
@@ -503,11 +496,8 @@ TEST_F(mw, type2_wr_api)
 	ASSERT_EQ(0, ibv_wr_complete(qpx));
 	RC_WAIT_WC(self->p.s[1].scq, 0xb3, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
 
-	rc_prepare_dst(&self->remote, WIN_OFF + 100, LEN, 21);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  write_through(_metadata, self, win_addr(&self->remote) + 100,
-				rkey, 21, LEN));
-	RC_EXPECT_DELIVERED(&self->remote, WIN_OFF + 100, LEN, 21);
+	expect_write(_metadata, self, WIN_OFF + 100, rkey, 21, LEN,
+		     IBV_WC_SUCCESS);
 
 	ibv_wr_start(qpx);
 	qpx->wr_id = 0xb4;
@@ -515,19 +505,14 @@ TEST_F(mw, type2_wr_api)
 	ibv_wr_local_inv(qpx, rkey);
 	ASSERT_EQ(0, ibv_wr_complete(qpx));
 	RC_WAIT_WC(self->p.s[1].scq, 0xb4, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  write_through(_metadata, self, win_addr(&self->remote) + 100,
-				rkey, 22, LEN));
+	expect_write(_metadata, self, WIN_OFF + 100, rkey, 22, LEN,
+		     IBV_WC_REM_ACCESS_ERR);
 }
 
 /* An MR with a window bound stays until the window is gone. */
 TEST_F(mw, dereg_mr_with_window)
 {
-	self->mw = ibv_alloc_mw(self->p.pd, IBV_MW_TYPE_1);
-	ASSERT_NE(NULL, self->mw);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  bind1(_metadata, self, self->remote.mr, win_addr(&self->remote),
-			LEN, IBV_ACCESS_REMOTE_WRITE));
+	bound_window1(_metadata, self, LEN, IBV_ACCESS_REMOTE_WRITE);
 	EXPECT_EQ(EBUSY, ibv_dereg_mr(self->remote.mr));
 	EXPECT_EQ(0, ibv_dealloc_mw(self->mw));
 	self->mw = NULL;
