@@ -29,9 +29,6 @@
 #define PHYS_DISABLED		3
 #define PHYS_LINK_UP		5
 
-/* Spec: QHCA_FAULT_MAX_DROP. */
-#define MAX_DROP		1000000
-
 /*
  * How long a test watches for an event or a receive that must not come.
  * An async event goes further than a CQE (RC_QUIET_MS): the device writes
@@ -1208,7 +1205,7 @@ TEST_F(drop_count, zero_cancels)
 	struct counters c0, c1;
 
 	read_counters(_metadata, &c0);
-	INJECT_OK("drop %u", MAX_DROP);
+	INJECT_OK("drop %d", QHCA_FAULT_MAX_DROP);
 	INJECT_OK("drop 0");
 	rc_stream(_metadata, &self->st, SEED + 2000);
 	read_counters(_metadata, &c1);
@@ -1266,7 +1263,7 @@ TEST_F(drop_count, new_count_replaces)
 	struct counters c0, c1;
 
 	read_counters(_metadata, &c0);
-	INJECT_OK("drop %u", MAX_DROP);
+	INJECT_OK("drop %d", QHCA_FAULT_MAX_DROP);
 	INJECT_OK("drop 3");
 	rc_stream(_metadata, &self->st, SEED + 3000);
 	read_counters(_metadata, &c1);
