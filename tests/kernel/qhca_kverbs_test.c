@@ -17,7 +17,7 @@
  * It reports one "ok N - what" / "not ok N - what" line per step in the
  * kernel log and its verdict in /sys/module/qhca_kverbs_test/parameters/
  * result: "pass", "fail" or, if qhca0 never appeared, "not run".
- * tests/kernel-consumer.sh reads both.
+ * tests/shell/kernel-consumer.sh reads both.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

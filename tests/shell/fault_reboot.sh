@@ -20,7 +20,7 @@
 # go through the control share, which outlives the reboot.
 #
 # Needs a boot of its own, which it ends: tools/vm --reboots 1
-# --guest-errors -- tests/fault_reboot.sh (tools/check reboot).
+# --guest-errors -- tests/shell/fault_reboot.sh (tools/check reboot).
 # Environment: QHCA_BOOT, QHCA_REBOOTS, QHCA_CTL (from tools/guest/init),
 # QHCA_KO, QHCA_TOP, QHCA_TEST_BIN (where fault_helper is).
 set -uo pipefail

@@ -23,7 +23,7 @@
 # of six runs under TCG (about 40 s a run).  Cases of the modules run that skip by themselves (device memory,
 # dma-buf, RoCE, rereg MR, resize, ...) are reported as SKIP.
 #
-# Usage: tests/rdma-core-tests.sh [MODULE[.Class[.test]]...]
+# Usage: tests/shell/rdma-core-tests.sh [MODULE[.Class[.test]]...]
 #   MODULE names (test_pd, test_mr.MRTest, ...) run those instead, with no
 #   exclusions.  Environment: QHCA_PYVERBS_ALL=1 runs every module with no
 #   exclusions (triage); QHCA_PYVERBS_TESTS=DIR takes the tests from DIR;
