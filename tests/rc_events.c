@@ -68,6 +68,16 @@ static void expect_event(struct __test_metadata *_metadata,
 	EXPECT_EQ(cq, got);
 }
 
+/*
+ * No event on the channel for RC_QUIET_MS.  Every caller has seen the
+ * completion that could raise one, or one that comes after it (a SEND
+ * completes on the ACK the responder sends once its receive CQE is
+ * written), and the device raises a completion event with the CQE that
+ * fires it: what is left is the interrupt's way
+ * to the channel (MSI-X through a bottom half of QEMU's main loop, the
+ * driver's handler, ib_uverbs), wake-ups and no timer, which RC_QUIET_MS
+ * covers with a wide margin.
+ */
 static void expect_no_event(struct __test_metadata *_metadata,
 			    struct rc_pair *p)
 {
