@@ -143,13 +143,13 @@ static int qhca_wqe_reg_mr(const struct ib_send_wr *wr,
 }
 
 /*
- * Refused here, as at every post: an opcode that is none, BIND_MW (the
- * kernel's verbs have no work request that describes a bind), inline data
- * where no data goes out, and on a UD QP anything but a send, which its
- * WQE, with an address vector in place of the remote address, cannot
- * carry.  A connected QP's WQE can carry any opcode: one its type may not
- * post goes to the device, which completes it with LOC_QP_OP_ERR, as it
- * does for user space.
+ * Refused here, as at every post: an opcode the interface does not have,
+ * BIND_MW (the kernel's verbs have no work request that describes a
+ * bind), inline data where no data goes out, and on a UD QP anything but
+ * a send, which its WQE, with an address vector in place of the remote
+ * address, cannot carry.  A connected QP's WQE can carry any opcode: one
+ * its type may not post goes to the device, which completes it with
+ * LOC_QP_OP_ERR, as it does for user space.
  */
 static const struct qhca_wr_info *qhca_wr_check(const struct qhca_qp *qp,
 						const struct ib_send_wr *wr)
