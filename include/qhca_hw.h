@@ -1000,7 +1000,11 @@ QHCA_ASSERT_SIZE(qhca_srq_attr, 32);
 /* Completion queue entries                                            */
 /* ------------------------------------------------------------------ */
 
-/* Completion opcodes: the values of enum ibv_wc_opcode. */
+/*
+ * Completion opcodes: the values of enum ib_wc_opcode (and of enum
+ * ibv_wc_opcode, which has no REG_MR: fast registration is the kernel's).
+ * 1.4 moved REG_MR from 8, which is IB_WC_FLUSH, to IB_WC_REG_MR's 10.
+ */
 enum qhca_wc_opcode {
 	QHCA_WC_SEND			= 0,
 	QHCA_WC_RDMA_WRITE		= 1,
@@ -1009,7 +1013,7 @@ enum qhca_wc_opcode {
 	QHCA_WC_FETCH_ADD		= 4,
 	QHCA_WC_BIND_MW			= 5,	/* 1.2 */
 	QHCA_WC_LOCAL_INV		= 6,	/* 1.2 */
-	QHCA_WC_REG_MR			= 8,	/* 1.2, as IB_WC_REG_MR */
+	QHCA_WC_REG_MR			= 10,	/* 1.2; 8 before 1.4 */
 	QHCA_WC_RECV			= 128,
 	QHCA_WC_RECV_RDMA_WITH_IMM	= 129,
 };

@@ -264,10 +264,7 @@ static enum ib_wc_status qhca_wc_status(u8 status)
 	}
 }
 
-/*
- * The interface's completion opcodes are ib_wc_opcode's values, but for
- * REG_MR: the interface numbers it 8, which ib_core gives to IB_WC_FLUSH.
- */
+/* The interface's completion opcodes are ib_wc_opcode's values (1.4). */
 #define QHCA_SAME_WC(op) \
 	static_assert((int)QHCA_WC_##op == (int)IB_WC_##op)
 QHCA_SAME_WC(SEND);
@@ -277,13 +274,10 @@ QHCA_SAME_WC(COMP_SWAP);
 QHCA_SAME_WC(FETCH_ADD);
 QHCA_SAME_WC(BIND_MW);
 QHCA_SAME_WC(LOCAL_INV);
+QHCA_SAME_WC(REG_MR);
 QHCA_SAME_WC(RECV);
 QHCA_SAME_WC(RECV_RDMA_WITH_IMM);
 
-static enum ib_wc_opcode qhca_cqe_wc_opcode(u8 opcode)
-{
-	return opcode == QHCA_WC_REG_MR ? IB_WC_REG_MR : opcode;
-}
 
 /*
  * Whether @cqe completes a receive.  A CQ that serves only one of the
@@ -339,7 +333,7 @@ static bool qhca_cqe_to_wc(struct qhca_dev *dev, struct qhca_cq *cq,
 	wc->status = qhca_wc_status(cqe->status);
 	if (wc->status == IB_WC_GENERAL_ERR)
 		wc->vendor_err = cqe->status;
-	wc->opcode = qhca_cqe_wc_opcode(cqe->opcode);
+	wc->opcode = cqe->opcode;
 	wc->byte_len = le32_to_cpu(cqe->byte_len);
 	wc->qp = &qp->ibqp;
 	if (cqe->flags & QHCA_CQE_F_IMM) {
