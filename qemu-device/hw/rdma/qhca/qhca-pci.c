@@ -4,7 +4,7 @@
  *
  * This file is the glue to QEMU: the type, its properties, the BARs and
  * MSI-X, reset and teardown.  The device's behaviour lives in the other
- * qhca-*.c files; Documentation/hw/qhca-hw-spec.rst describes it.
+ * qhca-*.c files; Documentation/hw/index.rst describes it.
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"

@@ -6,11 +6,10 @@
  * (qhca_swqe_read(), which checks each one completely before it is
  * started, so a retransmission never re-reads or re-checks guest memory
  * that may have changed, except inline data, which lives in the WQE's own
- * slot).  What a WQE's opcode is comes from the opcode table
- * (w->info, qhca_wr_info()).  A started WQE owns
- * a range of PSNs: one per packet for SEND and RDMA WRITE, one per
- * response packet for RDMA READ (whose request is a single packet), one
- * for an atomic.  The send cursor (cur, cur_pkt) walks the window and
+ * slot).  What an opcode does comes from its row of the opcode table,
+ * w->info.  A started WQE owns a range of PSNs: one per packet for SEND
+ * and RDMA WRITE, one per response packet for RDMA READ (whose request is
+ * a single packet), one for an atomic.  The send cursor (cur, cur_pkt) walks the window and
  * emits packets; ACKs, NAKs and responses move una, the oldest
  * unacknowledged PSN; the transport timer and RNR NAKs move the cursor
  * back (go-back-N).  WQEs complete strictly in order.

@@ -4,7 +4,7 @@
  *
  * Internal state shared by the files of the device model.  The interface
  * the guest sees is hw/rdma/qhca_hw.h, described in prose by the project's
- * Documentation/hw/qhca-hw-spec.rst; nothing here is visible to the guest.
+ * Documentation/hw/ (index.rst); nothing here is visible to the guest.
  */
 #ifndef HW_RDMA_QHCA_H
 #define HW_RDMA_QHCA_H
