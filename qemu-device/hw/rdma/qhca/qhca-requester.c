@@ -9,10 +9,10 @@
  * slot).  What an opcode does comes from its row of the opcode table,
  * w->info.  A started WQE owns a range of PSNs: one per packet for SEND
  * and RDMA WRITE, one per response packet for RDMA READ (whose request is
- * a single packet), one for an atomic.  The send cursor (cur, cur_pkt) walks the window and
- * emits packets; ACKs, NAKs and responses move una, the oldest
- * unacknowledged PSN; the transport timer and RNR NAKs move the cursor
- * back (go-back-N).  WQEs complete strictly in order.
+ * a single packet), one for an atomic.  The send cursor (cur, cur_pkt)
+ * walks the window and emits packets; ACKs, NAKs and responses move una,
+ * the oldest unacknowledged PSN; the transport timer and RNR NAKs move the
+ * cursor back (go-back-N).  WQEs complete strictly in order.
  */
 #include "qemu/osdep.h"
 #include "qhca.h"

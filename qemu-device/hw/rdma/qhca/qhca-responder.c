@@ -166,15 +166,20 @@ static void qhca_resp_recv_error(QhcaState *s, QhcaQp *qp,
 
 /*
  * Place the payload of a SEND packet, RC or UC, in the receive WQE taken
- * for its message, where the message has reached.  SUCCESS, or the
- * status the receive completes with and *@why.
+ * for its message, where the message has reached (a first packet starts
+ * at 0).  SUCCESS, or the status the receive completes with and *@why.
  */
 uint8_t qhca_resp_place_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
                              const char **why)
 {
     QhcaResponder *resp = &qp->resp;
+    uint16_t f = qhca_pkt_flags(pkt->opcode);
     uint8_t status;
 
+    if (f & QHCA_PKT_FIRST) {
+        resp->rcv_off = 0;
+        resp->in_send = !(f & QHCA_PKT_LAST);
+    }
     status = qhca_sgl_copy(s, qp->pdn, resp->rwqe.sge, resp->rwqe.num_sge,
                            QHCA_ACCESS_LOCAL_WRITE, resp->rcv_off,
                            (void *)pkt->payload, pkt->paylen, true);
@@ -185,7 +190,7 @@ uint8_t qhca_resp_place_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
         return status;
     }
     resp->rcv_off += pkt->paylen;
-    if (qhca_pkt_flags(pkt->opcode) & QHCA_PKT_LAST) {
+    if (f & QHCA_PKT_LAST) {
         resp->in_send = false;
     }
     return QHCA_WC_SUCCESS;
@@ -209,7 +214,6 @@ static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
                                  "malformed receive WQE");
             return;
         }
-        resp->in_send = !(f & QHCA_PKT_LAST);
     }
 
     status = qhca_resp_place_send(s, qp, pkt, &why);

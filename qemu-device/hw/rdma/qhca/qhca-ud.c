@@ -257,12 +257,8 @@ static void qhca_uc_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     const char *why;
     uint8_t status;
 
-    if (f & QHCA_PKT_FIRST) {
-        if (!qhca_uc_rwqe(s, qp, pkt, "no receive WQE")) {
-            return;
-        }
-        resp->rcv_off = 0;
-        resp->in_send = !(f & QHCA_PKT_LAST);
+    if ((f & QHCA_PKT_FIRST) && !qhca_uc_rwqe(s, qp, pkt, "no receive WQE")) {
+        return;
     }
     status = qhca_resp_place_send(s, qp, pkt, &why);
     if (status != QHCA_WC_SUCCESS) {
