@@ -401,38 +401,31 @@ static char proc_state(pid_t pid)
  * the kill lands on work in flight: the device has answered with an RNR
  * NAK, sent the unanswered WRITEs' packets, completed more of the stream,
  * or the child sleeps in ibv_get_cq_event().  start holds the counters
- * read before the child was made.
+ * read, fresh, before the child was made.
  */
 static bool work_in_flight(enum kid_work work, pid_t child,
 			   const long start[3])
 {
 	long deadline = rc_now_ms() + RC_POLL_MS;
 
-	do {
-		switch (work) {
-		case KID_RNR_FOREVER:
-			if (qhca_hw_counter("rnr_naks_rcvd") > start[0])
-				return true;
-			break;
-		case KID_NO_ACK_FOREVER:
-			if (qhca_hw_counter("tx_packets") > start[1])
-				return true;
-			break;
-		case KID_STREAMING:
-			/* the first WRITE's CQE came before "ready" */
-			if (qhca_hw_counter("cqes") > start[2] + 1)
-				return true;
-			break;
-		case KID_EVENT_WAIT:
-			if (proc_state(child) == 'S')
-				return true;
-			break;
-		default:
-			return true;
-		}
-		usleep(10000);	/* the driver caches the counters 10 ms */
-	} while (rc_now_ms() < deadline);
-	return false;
+	switch (work) {
+	case KID_RNR_FOREVER:
+		return rc_wait_hw_counter("rnr_naks_rcvd", start[0],
+					  RC_POLL_MS) > start[0];
+	case KID_NO_ACK_FOREVER:
+		return rc_wait_hw_counter("tx_packets", start[1],
+					  RC_POLL_MS) > start[1];
+	case KID_STREAMING:
+		/* The first WRITE's CQE came before "ready". */
+		return rc_wait_hw_counter("cqes", start[2] + 1,
+					  RC_POLL_MS) > start[2] + 1;
+	case KID_EVENT_WAIT:
+		while (proc_state(child) != 'S' && rc_now_ms() < deadline)
+			usleep(10000);
+		return proc_state(child) == 'S';
+	default:
+		return true;
+	}
 }
 
 TEST_F_TIMEOUT(kill, objects_released, 90)
@@ -448,6 +441,7 @@ TEST_F_TIMEOUT(kill, objects_released, 90)
 	long start[3];
 	ssize_t len;
 
+	qhca_hw_counters_expire();
 	start[0] = qhca_hw_counter("rnr_naks_rcvd");
 	start[1] = qhca_hw_counter("tx_packets");
 	start[2] = qhca_hw_counter("cqes");
