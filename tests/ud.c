@@ -279,7 +279,7 @@ TEST_F(ud, qkey_mismatch_dropped)
 	struct rc_buf *src = &self->buf[0], *dst = &self->buf[1];
 	struct ibv_sge ssge = rc_sge(src, 0, 100);
 	struct ibv_sge rsge = rc_sge(dst, 0, 1024);
-	long before = qhca_hw_counter("qkey_violations");
+	long before = qhca_hw_counter_fresh("qkey_violations");
 	struct ibv_wc wc;
 
 	ASSERT_LE(0, before) TH_LOG("no qkey_violations counter");
@@ -310,7 +310,7 @@ TEST_F(ud, qkey_high_bit_uses_qp_qkey)
 	struct rc_buf *src = &self->buf[0], *dst = &self->buf[1];
 	struct ibv_sge ssge = rc_sge(src, 0, 10);
 	struct ibv_sge rsge = rc_sge(dst, 0, 1024);
-	long before = qhca_hw_counter("qkey_violations");
+	long before = qhca_hw_counter_fresh("qkey_violations");
 	struct ibv_wc wc;
 
 	rc_fill(src->mem, 10, SEED);
@@ -357,7 +357,7 @@ TEST_F(ud, no_receive_wqe_dropped)
 	struct rc_buf *src = &self->buf[0], *dst = &self->buf[1];
 	struct ibv_sge ssge = rc_sge(src, 0, 100);
 	struct ibv_sge rsge = rc_sge(dst, 0, 1024);
-	long before = qhca_hw_counter("rx_drops");
+	long before = qhca_hw_counter_fresh("rx_drops");
 	struct ibv_wc wc;
 
 	ASSERT_LE(0, before) TH_LOG("no rx_drops counter");
