@@ -146,7 +146,8 @@ static inline int qhca_read_objs(struct qhca_objs *objs)
 			ret = -E2BIG;
 			break;
 		}
-		strcpy(objs->t[objs->n].name, de->d_name);
+		snprintf(objs->t[objs->n].name, QHCA_OBJ_NAME_MAX, "%s",
+			 de->d_name);
 		snprintf(path, sizeof(path), QHCA_SYSFS_HW_OBJECTS "/%s",
 			 de->d_name);
 		objs->t[objs->n].val = qhca_read_sysfs_long(path);

@@ -70,7 +70,9 @@ static void qemu_build_version(int v[3])
 	char path[512], line[256];
 	FILE *f;
 
-	v[0] = v[1] = v[2] = -1;
+	v[0] = -1;
+	v[1] = -1;
+	v[2] = -1;
 	if (build)
 		snprintf(path, sizeof(path), "%s/qemu/build/config-host.h",
 			 build);
@@ -99,11 +101,12 @@ static void qemu_machine_version(int v[2])
 {
 	char buf[64];
 
-	v[0] = v[1] = -1;
 	if (qhca_read_sysfs_str("/sys/class/dmi/id/product_version", buf,
-				sizeof(buf)) > 0 &&
-	    sscanf(buf, "pc-q35-%d.%d", &v[0], &v[1]) != 2)
-		v[0] = v[1] = -1;
+				sizeof(buf)) <= 0 ||
+	    sscanf(buf, "pc-q35-%d.%d", &v[0], &v[1]) != 2) {
+		v[0] = -1;
+		v[1] = -1;
+	}
 }
 
 TEST_F(device, query_device)
@@ -149,10 +152,9 @@ TEST_F(device, query_device)
 	qemu_build_version(build);
 	qemu_machine_version(machine);
 	ASSERT_TRUE(build[0] >= 0 || machine[0] >= 0)
-		TH_LOG("no QEMU version to compare fw_ver \"%.64s\" with: "
-		       "no $QHCA_TOP/build/qemu/build/config-host.h, no "
-		       "pc-q35 machine type in /sys/class/dmi/id",
-		       attr.fw_ver);
+		TH_LOG("fw_ver \"%.64s\": no QEMU version to compare with (%s)",
+		       attr.fw_ver,
+		       "no $QHCA_TOP/build/qemu/build/config-host.h, no pc-q35 machine type in /sys/class/dmi/id");
 	if (build[0] >= 0) {
 		EXPECT_EQ(build[0], (int)major);
 		EXPECT_EQ(build[1], (int)minor);
