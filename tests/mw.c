@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Memory windows (Documentation/hw/qhca-verbs.rst, "Memory windows and
- * fast registration"): type 1 windows bound with ibv_bind_mw() and type 2
- * windows bound through the SQ, RDMA through a window checked byte for
- * byte, the bounds and access a window gives, the bind rules, and
- * invalidation, local and remote (SEND_WITH_INV).
+ * Memory windows (Documentation/hw/qhca-objects.rst, "Memory windows"):
+ * type 1 windows bound with ibv_bind_mw() and type 2 windows bound
+ * through the SQ, RDMA through a window checked byte for byte, the bounds
+ * and access a window gives, the bind rules, and invalidation, local and
+ * remote (SEND_WITH_INV).
  *
  * QP 1 owns the windows (it binds them on its own SQ) and QP 0 reaches
  * them, as a server would hand its peer an rkey.

@@ -4,8 +4,8 @@
  * expect, finding qhca0, and the driver's object counters in sysfs.
  *
  * The tests run against a device started with its default properties
- * (Documentation/hw/qhca-hw-spec.rst, "Device properties"); every value
- * below comes from that table.
+ * (Documentation/hw/qhca-registers-admin.rst, "Device properties"); every
+ * value below comes from that table.
  */
 #ifndef QHCA_TEST_H
 #define QHCA_TEST_H
@@ -38,6 +38,8 @@
 #define QHCA_DEFAULT_MAX_MRS		4096
 #define QHCA_DEFAULT_MAX_QP_WR		4096
 #define QHCA_DEFAULT_MAX_CQE		32768
+#define QHCA_DEFAULT_MAX_SRQS		1024
+#define QHCA_DEFAULT_MAX_SRQ_WR		4096
 
 /*
  * The live object counts the driver publishes, one file per object type

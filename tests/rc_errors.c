@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The RC error semantics of Documentation/hw/qhca-data-path.rst, "Errors":
+ * The RC error semantics of Documentation/hw/qhca-transport.rst, "Errors":
  * for each case the requester's and the responder's completion status,
  * both QPs' states afterwards (ibv_query_qp), the asynchronous event where
  * there is one, WR_FLUSH_ERR for every WQE that was outstanding or posted

@@ -4,11 +4,11 @@
  * tests share: registered buffers, data patterns, posting, and polling
  * with a deadline.
  *
- * The pair is a loopback on one device (Documentation/hw/qhca-data-path.rst,
- * "Transport"): each QP's destination LID is the port's own LID and its
- * destination QP is the other QP.  Each QP has a send CQ and a receive CQ
- * of its own, so a test knows which side every completion comes from.  By
- * convention QP 0 is the requester and QP 1 the responder.
+ * The pair is a loopback on one device (Documentation/hw/qhca-transport.rst,
+ * "Packets and the wire"): each QP's destination LID is the port's own
+ * LID and its destination QP is the other QP.  Each QP has a send CQ and a
+ * receive CQ of its own, so a test knows which side every completion comes
+ * from.  By convention QP 0 is the requester and QP 1 the responder.
  *
  * The helpers that take _metadata fail the test with an assertion; the
  * others return a value for the test to judge.

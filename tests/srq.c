@@ -18,10 +18,6 @@
 #define MSGS		24		/* per pair: more than the SRQ holds */
 #define FILL		0xa5		/* receive buffers before a message */
 
-/* Device defaults (Documentation/hw/qhca-hw-spec.rst properties). */
-#define QHCA_DEFAULT_MAX_SRQS		1024
-#define QHCA_DEFAULT_MAX_SRQ_WR		4096
-
 FIXTURE(srq)
 {
 	struct rc_pair p;		/* the device, the PD, the port */

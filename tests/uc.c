@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * UC queue pairs of qhca0 (Documentation/hw/qhca-verbs.rst, "UC queue
- * pairs"): two connected UC QPs of one device.  SEND and RDMA WRITE, with
- * and without immediate, move data checked byte for byte, segmented by
- * path MTUs; RDMA READ and atomics are not UC operations.  Nothing is
+ * UC queue pairs of qhca0 (Documentation/hw/qhca-transport.rst, "UC"):
+ * two connected UC QPs of one device.  SEND and RDMA WRITE, with and
+ * without immediate, move data checked byte for byte, segmented by path
+ * MTUs; RDMA READ and atomics are not UC operations.  Nothing is
  * acknowledged: the sender completes when its message is out, and what
  * the receiver cannot take (no receive WQE, a bad rkey) is dropped
  * without a word to the sender and counted in rx_drops.

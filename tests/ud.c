@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * UD queue pairs of qhca0 (Documentation/hw/qhca-verbs.rst, "UD queue
- * pairs"): two UD QPs of one device sending to each other through address
+ * UD queue pairs of qhca0 (Documentation/hw/qhca-transport.rst, "UD"):
+ * two UD QPs of one device sending to each other through address
  * handles.  Every receive buffer starts with the 40-byte GRH area: the
  * data must land right after it, the area must hold a real IB GRH when
  * the sender used one and stay untouched otherwise, and byte_len counts
