@@ -848,6 +848,13 @@ QHCA_ASSERT_SIZE(qhca_sq_wqe_reg_mr, 64);
 #define QHCA_AV_F_GRH			0x01
 #define QHCA_AV_F_RSVD			0xfe
 #define QHCA_UD_QPN_MASK		QHCA_QPN_MASK
+/* dest_qpn of a multicast send: every QP attached to the group. */
+#define QHCA_MCAST_QPN			0x00ffffff
+/*
+ * qkey with bit 31 set: the device sends the QP's own Q_Key instead (IBA
+ * 10.2.4.1; such controlled Q_Keys are the kernel's to set on a QP).
+ */
+#define QHCA_UD_QKEY_USE_QP		0x80000000u
 #define QHCA_AV_SL_MAX			QHCA_SL_MAX
 #define QHCA_AV_FLOW_LABEL_MAX		0x000fffff	/* 20 bits */
 /* The GRH the device writes at the start of every UD receive buffer. */

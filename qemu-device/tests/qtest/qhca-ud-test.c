@@ -327,7 +327,7 @@ static void test_qkey(void)
     w = ud_wqe(2, &b, UD_QKEY + 1, 1);
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 2, QHCA_WC_SEND, QHCA_WC_SUCCESS);
-    w = ud_wqe(3, &b, 0x80000000u | UD_QKEY, 1);
+    w = ud_wqe(3, &b, QHCA_UD_QKEY_USE_QP | UD_QKEY, 1);
     ud_post_send(u, &a, &w, &ss, 1);
     ud_expect(u, &a, 3, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     qt_cq_assert_empty(u->t, &u->cq);
@@ -555,7 +555,7 @@ static void test_mcast(void)
     qt_qp_post_recv(u->t, &a, 0x60, &rs, 1);
     qt_qp_post_recv(u->t, &b, 0x61, &rs, 1);
     w = ud_wqe(0x62, &b, UD_QKEY, 1);
-    w.dest_qpn = cpu_to_le32(0xffffff);
+    w.dest_qpn = cpu_to_le32(QHCA_MCAST_QPN);
     w.dlid = cpu_to_le16(0xc001);
     w.av_flags = QHCA_AV_F_GRH;
     memcpy(w.dgid, mgid, 16);

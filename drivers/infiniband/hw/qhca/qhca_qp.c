@@ -29,13 +29,6 @@ static_assert((int)QHCA_QPT_UD == (int)IB_QPT_UD);
 	 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | \
 	 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN | IB_QP_QKEY)
 
-/*
- * Q_Keys with the high bit set are the privileged ones of the IBA (vol. 1,
- * 10.2.4): only the kernel may give one to a QP.  A send WR's remote_qkey
- * with the bit set means "the QP's own Q_Key" instead.
- */
-#define QHCA_QKEY_PRIVILEGED	0x80000000U
-
 /* The access rights a QP grants remote requests. */
 #define QHCA_QP_ACCESS_REMOTE	(QHCA_ACCESS_REMOTE_WRITE | \
 				 QHCA_ACCESS_REMOTE_READ | \
@@ -407,7 +400,12 @@ static int qhca_qp_attr_to_cmd(struct qhca_dev *dev, struct qhca_qp *qp,
 		hw_mask |= QHCA_QP_ATTR_PATH;
 	}
 	if (mask & IB_QP_QKEY) {
-		if (!qp->kernel && (attr->qkey & QHCA_QKEY_PRIVILEGED))
+		/*
+		 * Q_Keys with the high bit set are the privileged ones of the
+		 * IBA (vol. 1, 10.2.4): only the kernel may give one to a QP.
+		 * In a send WR the same bit means "the QP's own Q_Key".
+		 */
+		if (!qp->kernel && (attr->qkey & QHCA_UD_QKEY_USE_QP))
 			return -EINVAL;
 		cmd->qkey = cpu_to_le32(attr->qkey);
 		hw_mask |= QHCA_QP_ATTR_QKEY;

@@ -15,8 +15,6 @@
 #include "qhca.h"
 #include "trace.h"
 
-#define QHCA_MCAST_QPN          0xffffff
-
 static void qhca_mcast_trace(const char *what, uint32_t qpn, uint16_t mlid,
                              const uint8_t *mgid)
 {

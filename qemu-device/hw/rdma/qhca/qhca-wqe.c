@@ -26,7 +26,6 @@
 #include "trace.h"
 
 /* Bit 31 of a UD WQE's Q_Key asks for the QP's own (IBA vol. 1, 10.2.4). */
-#define QHCA_QKEY_USE_QP        0x80000000u
 
 /* What a value that is no opcode completes as: a CQE needs an opcode. */
 static const struct qhca_wr_info qhca_wr_none = {
@@ -169,7 +168,7 @@ static uint8_t qhca_swqe_check_av(QhcaQp *qp, QhcaSwqe *w,
     }
     qkey = le32_to_cpu(u.qkey);
     av->dest_qpn = le32_to_cpu(u.dest_qpn);
-    av->qkey = (qkey & QHCA_QKEY_USE_QP) ? qp->qkey : qkey;
+    av->qkey = (qkey & QHCA_UD_QKEY_USE_QP) ? qp->qkey : qkey;
     av->dlid = le16_to_cpu(u.dlid);
     av->sl = u.sl;
     av->flags = u.av_flags;
