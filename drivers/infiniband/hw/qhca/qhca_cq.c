@@ -278,7 +278,6 @@ QHCA_SAME_WC(REG_MR);
 QHCA_SAME_WC(RECV);
 QHCA_SAME_WC(RECV_RDMA_WITH_IMM);
 
-
 /*
  * Whether @cqe completes a receive.  A CQ that serves only one of the
  * QP's queues says it; a shared one has the opcode tell (the receive
