@@ -253,6 +253,17 @@ struct qhca_device_attr {
 	__le32 max_mw;		/* memory windows, with DEV_CAP_MW (1.2) */
 };
 QHCA_ASSERT_SIZE(qhca_device_attr, 160);
+/* Values of QUERY_DEVICE that the interface fixes. */
+#define QHCA_MAX_MR_SIZE		(1ull << 40)
+/*
+ * The MR page sizes REG_MR takes, 2^QHCA_MR_MIN_PAGE_SHIFT ..
+ * 2^QHCA_MR_MAX_PAGE_SHIFT (4 KiB .. 1 GiB); before 1.4 the device also
+ * advertised 2 GiB pages, which REG_MR refused.
+ */
+#define QHCA_PAGE_SIZE_CAP		0x7ffff000ull
+#define QHCA_LOCAL_CA_ACK_DELAY		16
+/* CQE timestamps count nanoseconds: a 1 GHz clock, in kHz. */
+#define QHCA_CQE_CLOCK_KHZ		1000000u
 
 #define QHCA_DEV_CAP_RC_RNR_NAK_GEN	0x00000001
 #define QHCA_DEV_CAP_PORT_ACTIVE_EVENT	0x00000002

@@ -14,9 +14,6 @@
 #include "qhca_test.h"
 
 /* Spec, QUERY_DEVICE and QUERY_PORT: fixed values of version 1.0. */
-#define QHCA_MAX_MR_SIZE		(1ULL << 40)
-#define QHCA_PAGE_SIZE_CAP		0xfffff000ULL
-#define QHCA_LOCAL_CA_ACK_DELAY		16
 #define QHCA_SUBNET_PREFIX		0xfe80000000000000ULL
 #define QHCA_PKEY_DEFAULT		0xffff
 #define IB_PHYS_STATE_LINK_UP		5

@@ -164,7 +164,7 @@ static uint8_t qhca_exec_query_device(QhcaState *s, const QhcaCmd *cmd,
     attr->node_guid = cpu_to_le64(p->node_guid);
     attr->sys_image_guid = cpu_to_le64(p->node_guid);
     attr->max_mr_size = cpu_to_le64(QHCA_MAX_MR_SIZE);
-    attr->page_size_cap = cpu_to_le64(0xfffff000);
+    attr->page_size_cap = cpu_to_le64(QHCA_PAGE_SIZE_CAP);
     attr->vendor_id = cpu_to_le32(QHCA_PCI_VENDOR_ID);
     attr->vendor_part_id = cpu_to_le32(QHCA_PCI_DEVICE_ID);
     attr->hw_version = cpu_to_le32(QHCA_VERSION_CURRENT);
@@ -201,7 +201,7 @@ static uint8_t qhca_exec_query_device(QhcaState *s, const QhcaCmd *cmd,
     attr->hca_core_clock = cpu_to_le32(QHCA_CQE_CLOCK_KHZ);
     attr->num_ports = 1;
     attr->atomic_cap = 1;
-    attr->local_ca_ack_delay = 16;
+    attr->local_ca_ack_delay = QHCA_LOCAL_CA_ACK_DELAY;
     return QHCA_AQ_SUCCESS;
 }
 

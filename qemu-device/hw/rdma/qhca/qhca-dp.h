@@ -23,11 +23,8 @@
 #include "qemu/timer.h"
 #include "qhca-transport.h"
 
-/* Limits of the data path, as QUERY_DEVICE reports them. */
-#define QHCA_MAX_MR_SIZE        (1ull << 40)
+/* The largest path MTU: a packet's payload buffer. */
 #define QHCA_MAX_MTU            4096
-/* CQE timestamps are QEMU_CLOCK_VIRTUAL nanoseconds: 1 GHz, in kHz. */
-#define QHCA_CQE_CLOCK_KHZ      1000000
 
 /* Handles: CQ 0 and QPs 0 and 1 are never handed out. */
 #define QHCA_FIRST_CQN          1
