@@ -14,7 +14,6 @@
 
 #define QKEY		0x11111111U
 #define QKEY_OTHER	0x22222222U
-#define QKEY_USE_QP	0x80000000U	/* remote_qkey: the QP's own */
 #define GRH		((unsigned int)QHCA_UD_GRH_SIZE)
 #define MTU		4096U
 #define IMM		0xfeedc0deU
@@ -317,7 +316,7 @@ TEST_F(ud, qkey_high_bit_uses_qp_qkey)
 	ASSERT_EQ(0, rc_post_recv(self->p.s[1].qp, 2, &rsge, 1));
 	/* Both QPs have QKEY: delivered. */
 	ASSERT_EQ(0, ud_send(self->p.s[0].qp, self->ah,
-			     self->p.s[1].qp->qp_num, QKEY_USE_QP, 1,
+			     self->p.s[1].qp->qp_num, QHCA_UD_QKEY_USE_QP, 1,
 			     IBV_WR_SEND, &ssge, 0));
 	RC_WAIT_WC(self->p.s[0].scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND);
 	rc_wait_wc(_metadata, self->p.s[1].rcq, &wc);
@@ -328,8 +327,9 @@ TEST_F(ud, qkey_high_bit_uses_qp_qkey)
 	ASSERT_EQ(0, ud_set_qkey(self->p.s[0].qp, QKEY_OTHER));
 	ASSERT_EQ(0, rc_post_recv(self->p.s[1].qp, 4, &rsge, 1));
 	ASSERT_EQ(0, ud_send(self->p.s[0].qp, self->ah,
-			     self->p.s[1].qp->qp_num, QKEY_USE_QP | 0x1234, 3,
-			     IBV_WR_SEND, &ssge, 0));
+			     self->p.s[1].qp->qp_num,
+			     QHCA_UD_QKEY_USE_QP | 0x1234, 3, IBV_WR_SEND, &ssge,
+			     0));
 	RC_WAIT_WC(self->p.s[0].scq, 3, IBV_WC_SUCCESS, IBV_WC_SEND);
 	rc_expect_no_wc(_metadata, self->p.s[1].rcq);
 	EXPECT_EQ(before + 1, qhca_hw_counter("qkey_violations"));
@@ -525,7 +525,7 @@ TEST_F(ud, multicast)
 		}
 		/* After the poison, which covers QP 0's source too. */
 		rc_fill(src->mem, 77, SEED + round);
-		ASSERT_EQ(0, ud_send(self->p.s[0].qp, ah, 0xffffff, QKEY, 9,
+		ASSERT_EQ(0, ud_send(self->p.s[0].qp, ah, QHCA_MCAST_QPN, QKEY, 9,
 				     IBV_WR_SEND, &ssge, 0));
 		RC_WAIT_WC(self->p.s[0].scq, 9, IBV_WC_SUCCESS, IBV_WC_SEND);
 		for (i = 0; i < 2; i++) {
