@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
 #
 # Sourced by the fault_*.sh tests, which stress or take away the device
 # under streaming processes in much the same way: paths, the fault_helper
-# processes they track and clean up (leaving qhca loaded), TAP results,
-# the waits on the port and on the helpers' progress files, the helpers
-# that must see DEVICE_FATAL, and the device's object counts (every file
-# of hw_objects/, hw_objects.sh).
+# processes they track and clean up (leaving qhca loaded), the waits on
+# the helpers' progress files, the helpers that must see DEVICE_FATAL,
+# and the device's object counts (every file of hw_objects/,
+# hw_objects.sh).  It sources lib.sh, which all shell tests share: TAP
+# results, the wait for the port.
 # Environment: QHCA_KO, QHCA_TOP, QHCA_TEST_BIN (where fault_helper is).
 
-tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$tests_dir/kernel_log.sh"
 . "$tests_dir/hw_objects.sh"
-QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 : "${QHCA_KO:=$QHCA_TOP/drivers/infiniband/hw/qhca/qhca.ko}"
 # fault_helper: in QHCA_TEST_BIN, else where kselftest put it: beside
 # this file once installed, one folder up when built in the source tree,
@@ -22,12 +23,9 @@ if [ -z "${QHCA_TEST_BIN:-}" ]; then
 		[ -x "$d/fault_helper" ] && helper=$d/fault_helper && break
 	done
 fi
-ibdev=/sys/class/infiniband/qhca0
 procs=3
 pairs=4
 
-num=0
-failed=0
 tmp=$(mktemp -d)
 pids=()
 
@@ -43,12 +41,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-result() {
-	num=$((num + 1))
-	printf '%s %d %s\n' "$1" "$num" "$2"
-	[ "$1" = ok ] || failed=1
-}
-
 # begin_test NAME: mark the kernel log ($marker, for check_kernel_log) and
 # make sure the device is there, loaded by an earlier test or by us.
 begin_test() {
@@ -58,16 +50,6 @@ begin_test() {
 	if [ ! -e /sys/module/qhca ]; then
 		insmod "$QHCA_KO" && wait_active
 	fi
-}
-
-wait_active() {
-	local state
-	for _ in $(seq 100); do
-		state=$(cat "$ibdev/ports/1/state" 2>/dev/null)
-		[[ $state == *ACTIVE* ]] && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # wait_word WORD SECONDS FILE...: each FILE has a line WORD.

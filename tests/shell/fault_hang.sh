@@ -23,8 +23,6 @@ set -uo pipefail
 recover_limit=30
 # What the driver waits for an admin command (qhca_admin.c).
 aq_timeout=5
-host=127.0.0.1
-tcp_port=$((20000 + $$ % 20000))
 
 echo "TAP version 13"
 echo "1..15"
@@ -119,26 +117,11 @@ back_to_baseline() {
 # pingpong: stock ibv_rc_pingpong, server and client, checking the data;
 # on failure $pp_err says why.  Not in a subshell: it counts TCP ports.
 pingpong() {
-	local port spid src crc
 	pp_err=""
-	tcp_port=$((tcp_port + 1))
-	port=$tcp_port
-	timeout -k 5 60 ibv_rc_pingpong -d qhca0 -i 1 -c -n 200 -p "$port" \
-		> "$tmp/pp.server" 2>&1 &
-	spid=$!
-	for _ in $(seq 100); do
-		[ -n "$(ss -ltnH "sport = :$port" 2>/dev/null)" ] && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	timeout -k 5 60 ibv_rc_pingpong -d qhca0 -i 1 -c -n 200 -p "$port" \
-		"$host" > "$tmp/pp.client" 2>&1
-	crc=$?
-	wait "$spid"
-	src=$?
-	[ "$crc" = 0 ] && [ "$src" = 0 ] && return 0
-	pp_err="server exit $src: $(tr '\n' ' ' < "$tmp/pp.server")"
-	pp_err+=" client exit $crc: $(tr '\n' ' ' < "$tmp/pp.client")"
+	run_pair "$tmp/pp" 60 ibv_rc_pingpong -d qhca0 -i 1 -c -n 200 &&
+		return 0
+	pp_err="server exit $pair_src: $(tr '\n' ' ' < "$tmp/pp.server")"
+	pp_err+=" client exit $pair_crc: $(tr '\n' ' ' < "$tmp/pp.client")"
 	return 1
 }
 

@@ -72,36 +72,14 @@ same() {
 	[ -s "$state/fresh/$1" ] && cmp -s "$state/fresh/$1" "$state/now/$1"
 }
 
-# listening PORT: whether something listens on TCP port PORT.
-listening() {
-	[ -n "$(ss -ltnH "sport = :$1" 2>/dev/null)" ]
-}
-
-# run_pair NAME CMD...: CMD as server, then as client of 127.0.0.1, on a
-# fresh TCP port; 0 when both exit 0 within 180 s.  Logs in $tmp/NAME.*.
-run_pair() {
-	local name=$1 spid src crc
+# check_pair NAME CMD...: run_pair within 180 s, logs in $tmp/NAME.*;
+# a failure's exit statuses and the end of both logs as diagnostics.
+check_pair() {
+	local name=$1
 	shift
-	tcp_port=$((tcp_port + 1))
-	timeout -k 5 180 "$@" -p "$tcp_port" > "$tmp/$name.server" 2>&1 &
-	spid=$!
-	for _ in $(seq 100); do
-		listening "$tcp_port" && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	timeout -k 5 180 "$@" -p "$tcp_port" 127.0.0.1 > "$tmp/$name.client" 2>&1
-	crc=$?
-	for _ in $(seq 50); do
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$spid" 2>/dev/null
-	wait "$spid"
-	src=$?
-	[ "$crc" = 0 ] && [ "$src" = 0 ] && return 0
-	echo "# $name: server exit $src, client exit $crc"
-	tail -n 5 "$tmp/$name.server" "$tmp/$name.client" | sed 's/^/#   /'
+	run_pair "$tmp/$name" 180 "$@" && return 0
+	echo "# $name: $pair_status"
+	tail -n 5 "$tmp/$name.server" "$tmp/$name.client" | diag_lines
 	return 1
 }
 
@@ -170,7 +148,7 @@ boot1() {
 		result ok "boot 1: ib_write_bw -q 4 streaming RDMA WRITEs"
 	else
 		result "not ok" "boot 1: ib_write_bw not streaming ($qps QPs of $want)"
-		tail -n 5 "$tmp/bw.server" "$tmp/bw.client" | sed 's/^/#   /'
+		tail -n 5 "$tmp/bw.server" "$tmp/bw.client" | diag_lines
 	fi
 
 	# 4: the work in flight just before the reboot: the device goes on
@@ -298,15 +276,15 @@ boot2() {
 	fi
 
 	# 12-14: traffic.
-	if run_pair pingpong ibv_rc_pingpong -d qhca0 -i 1 -c -n 1000 -s 4096; then
+	if check_pair pingpong ibv_rc_pingpong -d qhca0 -i 1 -c -n 1000 -s 4096; then
 		result ok "boot 2: ibv_rc_pingpong -c"
 	else
 		result "not ok" "boot 2: ibv_rc_pingpong -c"
 	fi
 	# perftest measures its clock against /proc/cpuinfo, which disagrees
 	# with itself under TCG: a failed run is tried once more.
-	if run_pair write_bw ib_write_bw -d qhca0 -i 1 -F -n 200 -q 2 ||
-	   run_pair write_bw ib_write_bw -d qhca0 -i 1 -F -n 200 -q 2; then
+	if check_pair write_bw ib_write_bw -d qhca0 -i 1 -F -n 200 -q 2 ||
+	   check_pair write_bw ib_write_bw -d qhca0 -i 1 -F -n 200 -q 2; then
 		result ok "boot 2: ib_write_bw -q 2"
 	else
 		result "not ok" "boot 2: ib_write_bw -q 2"
@@ -334,7 +312,7 @@ boot2() {
 		result "not ok" "boot 2: kernel log: cannot read it"
 	elif [ -n "$oops$out" ]; then
 		while IFS= read -r line; do
-			[ -n "$line" ] && echo "# $line"
+			[ -n "$line" ] && diag "$line"
 		done <<< "$oops
 $out"
 		result "not ok" "boot 2: kernel log: warnings, oopses or RDMA errors a fresh boot has not"

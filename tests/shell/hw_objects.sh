@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
 #
 # Sourced by the shell tests that check what the device holds: the live
 # object counts the driver publishes, one file per object type in

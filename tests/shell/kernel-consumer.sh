@@ -10,22 +10,12 @@
 #
 # Environment: QHCA_TOP (the repository, default this script's parent).
 set -uo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/hw_objects.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$tests_dir/kernel_log.sh"
+. "$tests_dir/hw_objects.sh"
 
-tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 ko=$QHCA_TOP/tests/kernel/qhca_kverbs_test.ko
 mod=qhca_kverbs_test
-
-num=0
-failed=0
-
-result() {
-	num=$((num + 1))
-	printf '%s %d %s\n' "$1" "$num" "$2"
-	[ "$1" = ok ] || failed=1
-}
 
 echo "TAP version 13"
 

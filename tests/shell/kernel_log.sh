@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
 #
 # Sourced by the shell tests that end with a look at the kernel log.
-# check_kernel_log MARKER [WHAT]: one TAP result, through the caller's
+# check_kernel_log MARKER [WHAT]: one TAP result, through lib.sh's
 # result(), for the kernel log since the line MARKER the test wrote to
 # /dev/kmsg: not ok if it cannot be read, or if it holds a warning, an
 # oops or a sanitizer report (each printed as a diagnostic).  WHAT names
@@ -16,7 +17,7 @@ check_kernel_log() {
 	if [ -z "$log" ]; then
 		result "not ok" "kernel log: cannot read it"
 	elif [ -n "$oops" ]; then
-		while IFS= read -r line; do echo "# $line"; done <<< "$oops"
+		while IFS= read -r line; do diag "$line"; done <<< "$oops"
 		result "not ok" "kernel log: warnings or oopses${2:+ $2}"
 	else
 		result ok "kernel log: clean"

@@ -10,32 +10,12 @@
 # Environment: QHCA_KO (path of qhca.ko, set by the guest bench),
 # QHCA_RELOADS (rounds, default 20).
 set -uo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/hw_objects.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$tests_dir/kernel_log.sh"
+. "$tests_dir/hw_objects.sh"
 
 : "${QHCA_KO:?QHCA_KO must name qhca.ko}"
 rounds=${QHCA_RELOADS:-20}
-ibdev=/sys/class/infiniband/qhca0
-
-num=0
-failed=0
-
-result() {
-	num=$((num + 1))
-	printf '%s %d %s\n' "$1" "$num" "$2"
-	[ "$1" = ok ] || failed=1
-}
-
-# wait_active: up to 10 s for qhca0's port to reach ACTIVE.
-wait_active() {
-	local state
-	for _ in $(seq 100); do
-		state=$(cat "$ibdev/ports/1/state" 2>/dev/null)
-		[[ $state == *ACTIVE* ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # reload: one round; prints why it failed, if it did.
 reload() {

@@ -49,39 +49,20 @@
 # is not supported".  (Without those two bits, all ten of its RC cases
 # that need no FLUSH or ATOMIC_WRITE passed on qhca0.)
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ibdev=qhca0
+dev=qhca0
 port=1
 limit=${QHCA_PYVERBS_TIMEOUT:-60}
-tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-QHCA_TOP=${QHCA_TOP:-$(cd "$tests_dir/../.." && pwd)}
 
 modules=(test_addr test_atomic test_cq test_cq_events test_cqex test_device
 	 test_fork test_mr test_pd test_qp test_qpex test_relaxed_ordering
 	 test_srq)
 excluded=()
 
-num=0
-failed=0
-
-result() {
-	num=$((num + 1))
-	printf '%s %d %s\n' "$1" "$num" "$2"
-	[ "$1" = ok ] || failed=1
-}
-
-# diag_file FILE [LINES]: the end of a log, as TAP diagnostics.
-diag_file() {
-	local line
-	tail -n "${2:-40}" "$1" | while IFS= read -r line; do
-		line=${line//# SKIP/#  SKIP}
-		printf '#   %s\n' "$line"
-	done
-}
-
 echo "TAP version 13"
-if [ ! -e "/sys/class/infiniband/$ibdev" ]; then
-	echo "1..0 # SKIP no $ibdev"
+if [ ! -e "$ibdev" ]; then
+	echo "1..0 # SKIP no $dev"
 	exit 4
 fi
 if ! python3 -c 'import pyverbs.device' 2>/dev/null; then
@@ -243,7 +224,7 @@ run_module() {
 
 	# The outer redirection takes the shell's own word on a crash too.
 	{ (cd "$work/tests" && timeout -k 10 "$limit" python3 qhca_tap_driver.py \
-		--dev "$ibdev" --port "$port" --results "$res" \
+		--dev "$dev" --port "$port" --results "$res" \
 		--exclude "$work/excluded" "$name") > "$log" 2>&1 < /dev/null; } \
 		2>> "$log"
 	rc=$?
@@ -258,7 +239,7 @@ run_module() {
 			ok) result ok "$cname" ;;
 			skip) result ok "$cname # SKIP ${reason:-skipped}" ;;
 			*)
-				printf '# %s: %s\n' "$cname" "${reason//# SKIP/#  SKIP}"
+				diag "$cname: $reason"
 				result "not ok" "$cname"
 				;;
 			esac
@@ -267,10 +248,10 @@ run_module() {
 	done < "$res"
 
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		diag_file "$log"
+		diag_file "$log" 40
 		result "not ok" "$name: timed out after ${limit}s"
 	elif [ -z "$plan" ] || [ "$ended" = 0 ] || [ "$got" -lt "$plan" ]; then
-		diag_file "$log"
+		diag_file "$log" 40
 		result "not ok" "$name: ${got} of ${plan:-?} results (exit $rc)"
 	elif [ "$rc" != 0 ]; then
 		# Every case reported: a crash in pyverbs' teardown after the
@@ -282,9 +263,7 @@ run_module() {
 	if grep -q '^== ' "$log"; then
 		sed -n '/^== /,$p' "$log" | grep -v -E \
 			'Errno: 9, Bad file descriptor|_pending_removals|Exception ignored in' |
-			head -n 60 | while IFS= read -r line; do
-			printf '#   %s\n' "${line//# SKIP/#  SKIP}"
-		done
+			head -n 60 | diag_lines
 	fi
 }
 

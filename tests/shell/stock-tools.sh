@@ -16,82 +16,27 @@
 #
 # Environment: QHCA_TOOL_TIMEOUT (seconds per run, default 180).
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ibdev=qhca0
+dev=qhca0
 limit=${QHCA_TOOL_TIMEOUT:-180}
-host=127.0.0.1
-tcp_port=$((20000 + $$ % 20000))
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-num=0
-failed=0
-
-result() {
-	num=$((num + 1))
-	printf '%s %d %s\n' "$1" "$num" "$2"
-	[ "$1" = ok ] || failed=1
-}
-
-# diag_file FILE [LINES]: the end of a log, as TAP diagnostics.
-diag_file() {
-	local line
-	tail -n "${2:-25}" "$1" | while IFS= read -r line; do
-		line=${line//# SKIP/#  SKIP}
-		printf '#   %s\n' "$line"
-	done
-}
-
-# listening PORT: whether something listens on TCP port PORT.
-listening() {
-	[ -n "$(ss -ltnH "sport = :$1" 2>/dev/null)" ]
-}
-
-# run_pair NAME CMD...: CMD as server, then CMD with the server's address as
-# client, on a fresh TCP port; 0 when both succeed.  Logs in $logs/NAME.*.
-run_pair() {
-	local name=$1 port spid src crc i
-	shift
-	tcp_port=$((tcp_port + 1))
-	port=$tcp_port
-
-	timeout -k 5 "$limit" stdbuf -oL -eL "$@" -p "$port" \
-		> "$logs/$name.server" 2>&1 &
-	spid=$!
-	for i in $(seq 100); do
-		listening "$port" && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	timeout -k 5 "$limit" stdbuf -oL -eL "$@" -p "$port" "$host" \
-		> "$logs/$name.client" 2>&1
-	crc=$?
-	# A client that failed early leaves the server waiting: end it.
-	for i in $(seq 50); do
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$spid" 2>/dev/null
-	wait "$spid"
-	src=$?
-	echo "server exit $src, client exit $crc" > "$logs/$name.status"
-	[ "$crc" = 0 ] && [ "$src" = 0 ]
-}
-
-# check NAME TRIES CMD...: one TAP line for run_pair, tried up to TRIES times.
+# check NAME TRIES CMD...: one TAP line for CMD's run_pair, under stdbuf,
+# tried up to TRIES times.  Logs in $logs/NAME.*.
 check() {
 	local name=$1 tries=$2 try start
 	shift 2
 	start=$SECONDS
 	for ((try = 1; try <= tries; try++)); do
-		if run_pair "$name" "$@"; then
+		if run_pair "$logs/$name" "$limit" stdbuf -oL -eL "$@"; then
 			# The client's summary line, for the record.
 			diag_file "$logs/$name.client" 3
 			result ok "$name ($((SECONDS - start)) s)"
 			return
 		fi
-		printf '# %s: try %d failed: %s\n' "$name" "$try" \
-			"$(cat "$logs/$name.status")"
+		printf '# %s: try %d failed: %s\n' "$name" "$try" "$pair_status"
 	done
 	printf '# %s server: %s\n' "$name" "$*"
 	diag_file "$logs/$name.server"
@@ -101,13 +46,13 @@ check() {
 }
 
 echo "TAP version 13"
-if [ ! -e "/sys/class/infiniband/$ibdev" ]; then
-	echo "1..0 # SKIP no $ibdev"
+if [ ! -e "$ibdev" ]; then
+	echo "1..0 # SKIP no $dev"
 	exit 4
 fi
 
 # ibv_rc_pingpong: -c checks every received buffer.
-pp=(ibv_rc_pingpong -d "$ibdev" -i 1 -c -n 1000)
+pp=(ibv_rc_pingpong -d "$dev" -i 1 -c -n 1000)
 for size in 1 4096 1048576; do
 	check "ibv_rc_pingpong -s $size" 1 "${pp[@]}" -s "$size"
 	check "ibv_rc_pingpong -s $size -e" 1 "${pp[@]}" -s "$size" -e
@@ -126,18 +71,18 @@ done
 
 # ibv_srq_pingpong: its 16 QPs take their receives from one SRQ; -c checks
 # every received buffer.
-spp=(ibv_srq_pingpong -d "$ibdev" -i 1 -c -n 500 -s 4096)
+spp=(ibv_srq_pingpong -d "$dev" -i 1 -c -n 500 -s 4096)
 check "ibv_srq_pingpong" 1 "${spp[@]}"
 check "ibv_srq_pingpong -e" 1 "${spp[@]}" -e
 
 # ibv_xsrq_pingpong: XRC.  Each side opens one XRC domain through a file,
 # makes an XRC SRQ and a TGT QP in it, and its INI QP sends to the other
 # side's SRQ through the other side's TGT QP.
-xpp=(ibv_xsrq_pingpong -d "$ibdev" -i 1 -n 500)
+xpp=(ibv_xsrq_pingpong -d "$dev" -i 1 -n 500)
 check "ibv_xsrq_pingpong" 1 "${xpp[@]}"
 check "ibv_xsrq_pingpong -e" 1 "${xpp[@]}" -e
 
-pt=(-d "$ibdev" -i 1 -F -c RC)
+pt=(-d "$dev" -i 1 -F -c RC)
 check "ib_send_bw" 2 ib_send_bw "${pt[@]}" -n 200
 check "ib_send_lat" 2 ib_send_lat "${pt[@]}" -n 200
 check "ib_send_bw --use-srq" 2 ib_send_bw "${pt[@]}" -n 200 --use-srq
@@ -146,20 +91,20 @@ check "ib_write_bw -a" 2 ib_write_bw "${pt[@]}" -n 20 -a
 check "ib_write_lat" 2 ib_write_lat "${pt[@]}" -n 200
 check "ib_read_bw -q 2" 2 ib_read_bw "${pt[@]}" -n 100 -q 2
 check "ib_read_lat" 2 ib_read_lat "${pt[@]}" -n 200
-check "ib_atomic_bw" 2 ib_atomic_bw -d "$ibdev" -i 1 -F -n 200
-check "ib_atomic_bw -A CMP_AND_SWAP" 2 ib_atomic_bw -d "$ibdev" -i 1 -F \
+check "ib_atomic_bw" 2 ib_atomic_bw -d "$dev" -i 1 -F -n 200
+check "ib_atomic_bw -A CMP_AND_SWAP" 2 ib_atomic_bw -d "$dev" -i 1 -F \
 	-n 200 -A CMP_AND_SWAP
-check "ib_atomic_lat" 2 ib_atomic_lat -d "$ibdev" -i 1 -F -n 200
+check "ib_atomic_lat" 2 ib_atomic_lat -d "$dev" -i 1 -F -n 200
 
 # UD and UC: the pingpongs check every buffer; UD with and without a GRH.
-check "ibv_ud_pingpong -s 2048" 1 ibv_ud_pingpong -d "$ibdev" -i 1 -c \
+check "ibv_ud_pingpong -s 2048" 1 ibv_ud_pingpong -d "$dev" -i 1 -c \
 	-n 1000 -s 2048
-check "ibv_ud_pingpong -s 4096 -g 0" 1 ibv_ud_pingpong -d "$ibdev" -i 1 \
+check "ibv_ud_pingpong -s 4096 -g 0" 1 ibv_ud_pingpong -d "$dev" -i 1 \
 	-c -n 1000 -s 4096 -g 0
-check "ibv_uc_pingpong -s 65536" 1 ibv_uc_pingpong -d "$ibdev" -i 1 -c \
+check "ibv_uc_pingpong -s 65536" 1 ibv_uc_pingpong -d "$dev" -i 1 -c \
 	-n 1000 -s 65536
-pt_ud=(-d "$ibdev" -i 1 -F -c UD)
-pt_uc=(-d "$ibdev" -i 1 -F -c UC)
+pt_ud=(-d "$dev" -i 1 -F -c UD)
+pt_uc=(-d "$dev" -i 1 -F -c UC)
 check "ib_send_bw -c UD" 2 ib_send_bw "${pt_ud[@]}" -n 200
 check "ib_send_lat -c UD" 2 ib_send_lat "${pt_ud[@]}" -n 200
 check "ib_send_bw -c UC" 2 ib_send_bw "${pt_uc[@]}" -n 200
