@@ -5,9 +5,10 @@
 # object counts the driver publishes, one file per object type in
 # /sys/class/infiniband/qhca0/hw_objects/.  They read every file there,
 # whatever its name, so an object type the driver starts counting is
-# checked without editing the tests.
+# checked without editing the tests.  After lib.sh, for $ibdev.
 
-hw_objects_dir=/sys/class/infiniband/qhca0/hw_objects
+# shellcheck disable=SC2154 # lib.sh sets ibdev
+hw_objects_dir=$ibdev/hw_objects
 # What the driver itself holds on a device no process uses: its event
 # queues (how many does not matter here; load-unload.sh compares them).
 hw_objects_driver_own="eqs"
