@@ -178,7 +178,7 @@ TEST_F(device, query_port)
 	EXPECT_EQ(IB_PHYS_STATE_LINK_UP, attr.phys_state);
 	EXPECT_EQ(IBV_LINK_LAYER_INFINIBAND, attr.link_layer);
 	EXPECT_EQ(QHCA_DEFAULT_LID, attr.lid);
-	/* No subnet manager: the SM LID is a property, the port's own LID. */
+	/* No subnet manager: the SM LID is the port's own LID (property lid). */
 	EXPECT_EQ(QHCA_DEFAULT_LID, attr.sm_lid);
 	EXPECT_EQ(0, attr.lmc);
 	EXPECT_EQ(IBV_MTU_4096, (int)attr.max_mtu);

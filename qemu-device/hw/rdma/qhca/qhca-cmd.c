@@ -223,9 +223,9 @@ static uint8_t qhca_exec_query_port(QhcaState *s, const QhcaCmd *cmd,
     attr->port_guid = cpu_to_le64(p->port_guid);
     attr->subnet_prefix = cpu_to_le64(0xfe80000000000000ull);
     /*
-     * No capability is claimed: there is no subnet manager (the LID and
-     * SM LID are properties) and no traps, so IsSM and IsTrapSupported
-     * stay off until they exist.
+     * No capability is claimed: there is no subnet manager (the SM LID
+     * reported is the port's own LID, the lid property) and no traps, so
+     * IsSM and IsTrapSupported stay off until they exist.
      */
     attr->port_cap_flags = cpu_to_le32(0);
     attr->max_msg_sz = cpu_to_le32(QHCA_MAX_MSG_SIZE);

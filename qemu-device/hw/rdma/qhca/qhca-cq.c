@@ -225,8 +225,7 @@ bool qhca_cq_post(QhcaState *s, uint32_t cqn, struct qhca_cqe *cqe)
     /*
      * The timestamp is QEMU_CLOCK_VIRTUAL in ns (QHCA_CQE_CLOCK_KHZ), not
      * the host's clock: it is the clock the guest keeps its time by and the
-     * transport timers run on, it stands still while the VM is stopped, and
-     * it moves with the VM when it migrates.
+     * transport timers run on, and it stands still while the VM is stopped.
      */
     cqe->timestamp = cpu_to_le64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     /* 1.3: never all zeroes, whatever the phase. */

@@ -3,8 +3,10 @@
  * qhca multicast groups (interface 1.2): ATTACH_MCAST/DETACH_MCAST and the
  * delivery of UD multicast packets.
  *
- * The device plays the switch and the subnet manager for its one port:
- * a group is an MGID with its multicast LID and the UD QPs attached to it.
+ * With no switch and no subnet manager behind its one port, the device
+ * keeps the groups itself: a group is an MGID with its multicast LID
+ * (chosen by whoever attaches, as no SA assigns one) and the UD QPs
+ * attached to it.
  * A UD packet to QPN 0xffffff with a multicast DLID and a GRH is copied to
  * every QP of the group whose MGID is its DGID, the sending QP included,
  * as a switch forwards it back to a member port.  A packet for a group

@@ -3,12 +3,12 @@
  * qhca transport packets: the device's internal form of InfiniBand RC
  * transport packets.
  *
- * The requester and the responder talk only through these, as two HCAs
- * would over a link: each packet has the fields of the LRH and BTH that
- * RC needs and the extended headers its opcode calls for (RETH, AETH,
- * ImmDt, AtomicETH, AtomicAckETH), with at most one path MTU of payload.
- * The headers are kept decoded, in host order; a link or RoCE transport
- * would serialise exactly these fields.
+ * The requester and the responder talk only through these: each packet
+ * has the fields of the LRH and BTH that its transport needs and the
+ * extended headers its opcode calls for (RETH, AETH, ImmDt, AtomicETH,
+ * AtomicAckETH, DETH, XRCETH, IETH), with at most one path MTU of
+ * payload, kept decoded in host order.  Today they only loop back inside
+ * the device (qhca-wire.c); nothing serialises them.
  */
 #ifndef HW_RDMA_QHCA_TRANSPORT_H
 #define HW_RDMA_QHCA_TRANSPORT_H
