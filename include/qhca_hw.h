@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * qhca hardware interface, version 1.4.
+ * qhca hardware interface, version 1.5.
  *
  * This is the one description of the device's registers, admin commands,
  * queues and entries.  The QEMU device model, the Linux driver and the
@@ -108,7 +108,8 @@
 #define QHCA_VERSION_1_2		0x00010002
 #define QHCA_VERSION_1_3		0x00010003
 #define QHCA_VERSION_1_4		0x00010004
-#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_4
+#define QHCA_VERSION_1_5		0x00010005
+#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_5
 
 /* CAPS: no optional capabilities are defined in version 1.0. */
 #define QHCA_CAP_RSVD			0xffffffff
@@ -168,6 +169,9 @@ enum qhca_aq_opcode {
 	QHCA_CMD_DEALLOC_MW	= 0x1c,
 	/* 1.3: fault injection, with QHCA_DEV_CAP_FAULT_INJECT */
 	QHCA_CMD_INJECT_FAULT	= 0x1d,
+	/* 1.5: the Ethernet port (link_layer QHCA_LINK_LAYER_ETH only) */
+	QHCA_CMD_SET_GID	= 0x1e,
+	QHCA_CMD_SET_QP_AV	= 0x1f,
 };
 
 enum qhca_aq_status {
@@ -311,10 +315,41 @@ struct qhca_port_attr {
 	__u8 active_speed;	/* as enum ib_port_speed */
 	__u8 active_width;	/* as enum ib_port_width */
 	__u8 max_vl_num;
-	__u8 rsvd0;
-	__le32 rsvd1[5];
+	__u8 link_layer;	/* 1.5: QHCA_LINK_LAYER_*; 0 before 1.5 = IB */
+	__u8 mac[6];		/* 1.5, Ethernet: the port's MAC address */
+	__le16 eth_mtu;		/* 1.5, Ethernet: largest frame payload */
+	__le32 rsvd1[3];
 };
 QHCA_ASSERT_SIZE(qhca_port_attr, 64);
+
+/*
+ * 1.5: the link layer of the port, as enum rdma_link_layer.  An IB port
+ * (the device without a netdev) has LIDs and loops its packets back
+ * inside the device, as before 1.5.  An Ethernet port (the device property
+ * netdev set) sends and receives RoCEv2 frames on that QEMU netdev and is
+ * also an Ethernet NIC: see Documentation/hw/qhca-ethernet.rst.  On an
+ * Ethernet port lid, sm_lid and lmc are 0, gid_tbl_len is
+ * QHCA_ROCE_GID_TBL_LEN (entries written by SET_GID), pkey is 0xffff,
+ * max_mtu and active_mtu are 5 (4096): the driver lowers the MTU it
+ * reports to what the netdev's MTU carries, as rxe does.  eth_mtu is the
+ * largest Ethernet payload (the netdev MTU, without the 14- or 18-byte
+ * header) the device sends or receives: QHCA_ETH_MAX_MTU.
+ */
+#define QHCA_LINK_LAYER_IB		1
+#define QHCA_LINK_LAYER_ETH		2
+#define QHCA_ETH_MAX_MTU		9000
+#define QHCA_ETH_MIN_MTU		68
+#define QHCA_ETH_HLEN			14
+#define QHCA_ETH_VLAN_HLEN		18
+/* Largest frame, without FCS: payload, header and one VLAN tag. */
+#define QHCA_ETH_FRAME_MAX		(QHCA_ETH_MAX_MTU + QHCA_ETH_VLAN_HLEN)
+#define QHCA_ETH_FRAME_MIN		QHCA_ETH_HLEN
+#define QHCA_ROCE_GID_TBL_LEN		16
+#define QHCA_ROCE_UDP_PORT		4791	/* IANA, RoCEv2 */
+/* The Q_Key of the GSI QP, QP1 (IBTA vol. 1, 13.4.6.1 / ib_mad). */
+#define QHCA_GSI_QKEY			0x80010000u
+#define QHCA_GSI_QPN			1
+#define QHCA_DEFAULT_PKEY		0xffff
 
 /*
  * ALLOC_UAR: no payload; result is the index of a doorbell page in BAR 2.
@@ -394,6 +429,61 @@ struct qhca_cmd_inject_fault {
 };
 QHCA_ASSERT_SIZE(qhca_cmd_inject_fault, 16);
 #define QHCA_FAULT_MAX_DROP	1000000
+
+/*
+ * SET_GID (1.5, Ethernet port): payload struct qhca_cmd_set_gid, no
+ * response, result 0.  Writes entry index (< QHCA_ROCE_GID_TBL_LEN) of
+ * the port's GID table: type QHCA_GID_ROCE_V2 with the GID (an IPv6
+ * address, or an IPv4 one as ::ffff:a.b.c.d), or QHCA_GID_NONE to clear it
+ * (gid then zero).  The driver mirrors ib_core's add_gid/del_gid.  The
+ * table gives a sending QP its source IP address (sgid_index) and tells
+ * which received RoCEv2 frames are the port's (destination IP in the
+ * table).  An IB port answers BAD_STATE; an index out of range, an
+ * unknown type, a GID that is zero, multicast or (for ROCE_V2) neither
+ * IPv4-mapped nor a unicast IPv6 address is BAD_PARAM.  A reset clears
+ * the table.
+ */
+enum qhca_gid_type {
+	QHCA_GID_NONE		= 0,
+	QHCA_GID_ROCE_V2	= 2,	/* as enum ib_gid_type + 1: RoCE v2 */
+};
+
+struct qhca_cmd_set_gid {
+	__le16 index;
+	__u8 type;		/* enum qhca_gid_type */
+	__u8 rsvd0[5];
+	__u8 gid[16];		/* network byte order */
+	__le64 rsvd1[2];
+};
+QHCA_ASSERT_SIZE(qhca_cmd_set_gid, 40);
+
+/*
+ * SET_QP_AV (1.5, Ethernet port): payload struct qhca_cmd_set_qp_av, no
+ * response, result 0.  The RoCEv2 address vector of connected QP qpn (RC,
+ * UC, XRC INI or XRC TGT): what its requests and its responses carry in
+ * their Ethernet, IP and UDP headers.  Taken in any state but ERR; the
+ * driver sends it before the MODIFY_QP that moves the QP to RTR, where it
+ * takes the place of dlid (QHCA_QP_ATTR_PATH still carries path_mtu; dlid
+ * must be 0).  A QP without an AV that reaches RTR on an Ethernet port is
+ * BAD_PARAM.  sgid_index names a ROCE_V2 entry of the GID table, dgid the
+ * peer's GID of the same IP version (unicast), dmac the peer's MAC
+ * (unicast, not zero).  The UDP source port is the device's:
+ * rdma_get_udp_sport(flow_label, qpn, dest_qpn) of Linux, i.e. from the
+ * flow label, or from the two QPNs when it is 0.  An IB port answers
+ * BAD_STATE; a bad field, BAD_PARAM; an unknown QP, BAD_HANDLE.
+ */
+struct qhca_cmd_set_qp_av {
+	__le32 qpn;
+	__u8 dgid[16];		/* network byte order */
+	__u8 dmac[6];
+	__u8 sgid_index;
+	__u8 hop_limit;		/* IPv4 TTL / IPv6 hop limit; 0 = 64 */
+	__le32 flow_label;	/* 20 bits */
+	__u8 traffic_class;	/* IPv4 TOS / IPv6 traffic class */
+	__u8 rsvd0[3];
+	__le32 rsvd1;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_set_qp_av, 40);
 
 /* ------------------------------------------------------------------ */
 /* Event queue                                                         */
@@ -532,12 +622,39 @@ QHCA_ASSERT_SIZE(qhca_cmd_create_cq, 40);
 
 /* QP types. */
 enum qhca_qp_type {		/* as enum ib_qp_type */
+	QHCA_QPT_GSI	= 1,	/* 1.5, Ethernet port: QP1, see below */
 	QHCA_QPT_RC	= 2,
 	QHCA_QPT_UC	= 3,	/* 1.2 */
 	QHCA_QPT_UD	= 4,	/* 1.2 */
 	QHCA_QPT_XRC_INI = 9,	/* 1.2: XRC initiator, send side only */
+	QHCA_QPT_RAW_ETH = 8,	/* 1.5, Ethernet port: the NIC's frames */
 	QHCA_QPT_XRC_TGT = 10,	/* 1.2: XRC target, receive side only */
 };
+
+/*
+ * 1.5, Ethernet port only (an IB port answers CREATE_QP with BAD_STATE):
+ *
+ * GSI: the port's QP1.  CREATE_QP gives it QP number 1 (NO_RESOURCES if
+ * QP1 exists).  It is a UD QP in every other way (WQEs, modify rules,
+ * Q_Key check, GRH slot of receives), and RoCEv2 frames to destination
+ * QP 1 come to it.
+ *
+ * RAW_ETH: the queues of the port's Ethernet NIC, created by the driver.
+ * A send WQE is QHCA_WR_SEND with SGEs (or inline data) that hold one
+ * whole Ethernet frame without FCS, QHCA_ETH_FRAME_MIN ..
+ * QHCA_ETH_FRAME_MAX bytes, which the device puts on the wire as it is
+ * (LOC_LEN_ERR otherwise); a receive WQE takes one frame, byte_len is its
+ * length (a frame larger than the WQE's buffers is dropped and counted in
+ * ETH_RX_NO_BUF, and so is one that finds no receive WQE).  The QP goes
+ * RESET -> INIT -> RTR -> RTS with only QHCA_QP_ATTR_STATE; frames are sent
+ * in RTS and received in RTR and RTS.  The device demultiplexes each frame
+ * it receives: UDP to port QHCA_ROCE_UDP_PORT and to an IP address of the
+ * GID table (or a multicast group a QP joined) is RoCEv2 and goes to the
+ * transport, never to a RAW_ETH QP; every other frame whose destination
+ * MAC is the port's, broadcast or multicast goes to the RAW_ETH QP with
+ * the lowest number in RTR or RTS, if any.  Frames from the port's own MAC
+ * are dropped (a multicast backend echoes them).
+ */
 
 /* QP states: the values of enum ib_qp_state. */
 enum qhca_qp_state {
@@ -713,13 +830,24 @@ enum qhca_counter {
 	QHCA_CNT_LINK_DOWNED,		/* port transitions out of ACTIVE */
 	QHCA_CNT_WIRE_DROPS,		/* packets lost on the wire: link down or injected */
 	QHCA_CNT_FAULTS_INJECTED,	/* INJECT_FAULT commands that succeeded */
+	/* 1.5: the Ethernet port */
+	QHCA_CNT_ETH_TX_FRAMES,		/* frames put on the netdev, all kinds */
+	QHCA_CNT_ETH_RX_FRAMES,		/* frames taken from the netdev */
+	QHCA_CNT_ETH_RX_NO_BUF,		/* NIC frames with no (big enough) RQ WQE */
+	QHCA_CNT_ROCE_RX_DROPS,		/* RoCEv2 frames refused: see the spec */
+	QHCA_CNT_ICRC_ERRORS,		/* of those, a bad ICRC */
 	QHCA_CNT_NUM
 };
 
+/*
+ * 1.5 grew the array from 32 to 64 counters: the device accepts a resp_len
+ * of QHCA_COUNTERS_SIZE_1_4 or more and writes min(resp_len, 512) bytes.
+ */
 struct qhca_counters {
-	__le64 cnt[32];		/* indexed by enum qhca_counter */
+	__le64 cnt[64];		/* indexed by enum qhca_counter */
 };
-QHCA_ASSERT_SIZE(qhca_counters, 256);
+QHCA_ASSERT_SIZE(qhca_counters, 512);
+#define QHCA_COUNTERS_SIZE_1_4		256
 
 /* ------------------------------------------------------------------ */
 /* Work queue entries                                                  */
@@ -796,7 +924,8 @@ struct qhca_sq_wqe_ud {
 	__u8 traffic_class;
 	__u8 sgid_index;
 	__u8 rsvd1;
-	__le32 rsvd2[2];
+	__u8 dmac[6];		/* 1.5, Ethernet port: the next hop's MAC */
+	__le16 rsvd2;
 };
 QHCA_ASSERT_SIZE(qhca_sq_wqe_ud, 64);
 /*
@@ -1079,8 +1208,10 @@ struct qhca_cqe {
 	__le16 srqn;		/* receives from an SRQ: its number */
 	__le16 pkey_index;	/* UD receives */
 	__u8 dlid_path_bits;	/* UD receives */
-	__u8 rsvd0[3];
-	__le32 rsvd1[3];
+	__u8 network_hdr_type;	/* 1.5, UD/GSI receives: QHCA_NET_* */
+	__u8 rsvd0[2];
+	__u8 smac[6];		/* 1.5, UD/GSI receives on Ethernet */
+	__u8 rsvd1[6];
 	__u8 rsvd2[3];
 	__u8 owner;		/* QHCA_CQE_OWNER_PHASE, written last */
 };
@@ -1090,6 +1221,15 @@ QHCA_ASSERT_SIZE(qhca_cqe, 64);
 #define QHCA_CQE_F_GRH			0x04	/* UD receive had a GRH */
 /* 1.2: a SEND_WITH_INV invalidated the key in imm_data (big endian). */
 #define QHCA_CQE_F_INV			0x08
+/*
+ * 1.5: a UD or GSI receive on an Ethernet port always has QHCA_CQE_F_GRH;
+ * the first 40 bytes of its buffer hold the IPv6 header, or 20 bytes of
+ * zero then the IPv4 header, as on every RoCEv2 HCA; network_hdr_type
+ * says which (enum rdma_network_type), smac is the sender's MAC.
+ */
+#define QHCA_NET_IB			0
+#define QHCA_NET_IPV4			2
+#define QHCA_NET_IPV6			3
 #define QHCA_CQE_OWNER_PHASE		0x01
 /*
  * 1.3: set in every CQE the device writes, so that a ring of zeroes (what

@@ -101,4 +101,16 @@ struct qhca_ibv_create_srq_resp {
 	__u32 max_sge;
 };
 
+/*
+ * ibv_create_ah() on an Ethernet (RoCEv2) port: libqhca asks the kernel,
+ * which resolves the destination MAC (ib_core's neighbour lookup), as
+ * mlx5 does; on an IB port libqhca builds the AH without a system call.
+ * The kernel keeps no AH state for it beyond the uverbs object.
+ */
+struct qhca_ibv_create_ah_resp {
+	__u32 comp_mask;	/* none defined */
+	__u8 dmac[6];		/* the next hop's MAC, for the UD WQE */
+	__u8 reserved[6];
+};
+
 #endif /* QHCA_ABI_USER_H */

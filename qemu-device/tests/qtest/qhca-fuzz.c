@@ -858,7 +858,8 @@ void fz_send(Fz *f)
         u->traffic_class = 0;
         u->sgid_index = fz_chance(f, 95) ? 0 : 1;
         u->rsvd1 = 0;
-        memset(u->rsvd2, 0, sizeof(u->rsvd2));
+        memset(u->dmac, 0, sizeof(u->dmac));
+        u->rsvd2 = 0;
     }
     if (fz_chance(f, 10)) {
         w->flags |= QHCA_WQE_F_INLINE;

@@ -389,7 +389,7 @@ static void test_bad_wqe(void)
             w.rsvd0 = 1;
             break;
         case BAD_RSVD2:
-            w.rsvd2[1] = cpu_to_le32(1);
+            w.rsvd2 = cpu_to_le16(1);
             break;
         case BAD_QPN:
             w.dest_qpn = cpu_to_le32(0x1000000 | b.qpn);

@@ -22,6 +22,8 @@ DECLARE_DRV_CMD(qhca_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		qhca_ibv_create_qp_req, qhca_ibv_create_qp_resp);
 DECLARE_DRV_CMD(qhca_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		qhca_ibv_create_srq_req, qhca_ibv_create_srq_resp);
+DECLARE_DRV_CMD(qhca_create_ah, IB_USER_VERBS_CMD_CREATE_AH, empty,
+		qhca_ibv_create_ah_resp);
 DECLARE_DRV_CMD(qhca_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
 		qhca_ibv_create_srq_req, qhca_ibv_create_srq_resp);
 

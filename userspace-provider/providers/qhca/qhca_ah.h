@@ -26,6 +26,7 @@ struct qhca_av {
 	uint8_t hop_limit;
 	uint8_t traffic_class;
 	uint8_t sgid_index;
+	uint8_t dmac[6];		/* 1.5, Ethernet port: from the kernel */
 };
 
 struct qhca_ah {
@@ -63,7 +64,8 @@ static inline int qhca_wqe_set_ud(struct qhca_sq_wqe_ud *wqe,
 	wqe->traffic_class = av->traffic_class;
 	wqe->sgid_index = av->sgid_index;
 	wqe->rsvd1 = 0;
-	memset(wqe->rsvd2, 0, sizeof(wqe->rsvd2));
+	memcpy(wqe->dmac, av->dmac, sizeof(wqe->dmac));
+	wqe->rsvd2 = 0;
 	return 0;
 }
 

@@ -132,7 +132,20 @@ struct qhca_dev {
 	/* Cached at probe; the device's attributes do not change. */
 	struct qhca_device_attr attr;
 	struct qhca_port_attr port;
+
+	/*
+	 * 1.5, an Ethernet port (port.link_layer QHCA_LINK_LAYER_ETH): the
+	 * NIC on the same function (qhca_netdev.c), its net_device bound to
+	 * the ib_device with ib_device_set_netdev().  NULL on an IB port.
+	 */
+	struct qhca_eth *eth;
+	struct net_device *netdev;
 };
+
+static inline bool qhca_is_eth(const struct qhca_dev *dev)
+{
+	return dev->port.link_layer == QHCA_LINK_LAYER_ETH;
+}
 
 struct qhca_ucontext {
 	struct ib_ucontext ibucontext;
@@ -533,6 +546,17 @@ struct rdma_hw_stats *qhca_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port_num);
 int qhca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port_num, int index);
+
+/*
+ * qhca_netdev.c (1.5): the Ethernet NIC of an Ethernet port.  Up after the
+ * event queues and before the ib_device is registered; down after it is
+ * unregistered.  The EQ handlers give it the port's link events and the
+ * completion events of its own CQs (true: the CQ was the NIC's).
+ */
+int qhca_eth_up(struct qhca_dev *dev);
+void qhca_eth_down(struct qhca_dev *dev);
+void qhca_eth_port_event(struct qhca_dev *dev, bool active);
+bool qhca_eth_cq_event(struct qhca_dev *dev, u32 cqn, u8 type);
 
 /* qhca_verbs.c: the ib_device. */
 int qhca_ib_register(struct qhca_dev *dev);

@@ -25,7 +25,7 @@
 /* 32 entries: more than enough for one command at a time. */
 #define QHCA_AQ_DEPTH_LOG2	5
 /* Large enough for every response of the interface (the largest is 256). */
-#define QHCA_AQ_RESP_SIZE	256
+#define QHCA_AQ_RESP_SIZE	512
 #define QHCA_AQ_TIMEOUT_MS	5000
 #define QHCA_AQ_POLL_MS		10
 

@@ -44,6 +44,9 @@ static void qhca_eq_port_event(struct qhca_dev *dev, u8 type, u32 data)
 		event.event = type == QHCA_EVENT_PORT_ACTIVE ?
 			      IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
 		event.element.port_num = data;
+		if (dev->eth)
+			qhca_eth_port_event(dev,
+					    type == QHCA_EVENT_PORT_ACTIVE);
 		break;
 	case QHCA_EVENT_DEVICE_FATAL:
 	default:
@@ -70,6 +73,8 @@ static void qhca_eq_dispatch(struct qhca_dev *dev, u8 type, u32 data)
 		break;
 	case QHCA_EVENT_COMPLETION:
 	case QHCA_EVENT_CQ_ERROR:
+		if (dev->eth && qhca_eth_cq_event(dev, data, type))
+			break;
 		qhca_cq_handle_event(dev, data, type);
 		break;
 	case QHCA_EVENT_QP_FATAL:

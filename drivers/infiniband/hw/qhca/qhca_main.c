@@ -203,13 +203,21 @@ int qhca_dev_up(struct pci_dev *pdev, struct qhca_pci *qpci)
 	err = qhca_eqs_create(dev, qhca_num_ceqs(dev, vectors));
 	if (err)
 		goto err_reset;
+	if (qhca_is_eth(dev)) {
+		err = qhca_eth_up(dev);
+		if (err)
+			goto err_stop_eqs;
+	}
 	err = qhca_ib_register(dev);
 	if (err)
-		goto err_stop_eqs;
+		goto err_eth_down;
 	qpci->dev = dev;
 	qhca_recovery_arm(qpci);
 	return 0;
 
+err_eth_down:
+	if (qhca_is_eth(dev))
+		qhca_eth_down(dev);
 err_stop_eqs:
 	qhca_eqs_stop(dev);
 err_reset:
@@ -240,6 +248,8 @@ void qhca_dev_down(struct qhca_pci *qpci)
 		return;
 	pdev = dev->pdev;
 	qhca_ib_unregister(dev);
+	if (qhca_is_eth(dev))
+		qhca_eth_down(dev);
 	qhca_eqs_stop(dev);
 	qhca_hw_reset(dev);
 	qhca_eqs_free(dev);

@@ -40,6 +40,11 @@ static const struct rdma_stat_desc qhca_counter_descs[] = {
 	[QHCA_CNT_LINK_DOWNED].name = "link_downed",
 	[QHCA_CNT_WIRE_DROPS].name = "wire_drops",
 	[QHCA_CNT_FAULTS_INJECTED].name = "faults_injected",
+	[QHCA_CNT_ETH_TX_FRAMES].name = "eth_tx_frames",
+	[QHCA_CNT_ETH_RX_FRAMES].name = "eth_rx_frames",
+	[QHCA_CNT_ETH_RX_NO_BUF].name = "eth_rx_no_buf",
+	[QHCA_CNT_ROCE_RX_DROPS].name = "roce_rx_drops",
+	[QHCA_CNT_ICRC_ERRORS].name = "icrc_errors",
 };
 
 static_assert(ARRAY_SIZE(qhca_counter_descs) == QHCA_CNT_NUM);

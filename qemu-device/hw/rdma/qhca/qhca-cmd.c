@@ -14,6 +14,7 @@
 #include "qemu/osdep.h"
 #include "qemu/cutils.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
 
 typedef struct QhcaCmdDesc {
@@ -70,8 +71,10 @@ static const QhcaCmdDesc qhca_cmds[] = {
     [QHCA_CMD_DESTROY_QP] = {
         "DESTROY_QP", sizeof(struct qhca_cmd_handle), 0
     },
+    /* 1.5 grew the response: a 1.4 driver's buffer gets the 1.4 part. */
     [QHCA_CMD_QUERY_COUNTERS] = {
-        "QUERY_COUNTERS", 0, sizeof(struct qhca_counters)
+        "QUERY_COUNTERS", 0, sizeof(struct qhca_counters),
+        QHCA_COUNTERS_SIZE_1_4
     },
     [QHCA_CMD_CREATE_SRQ] = {
         "CREATE_SRQ", sizeof(struct qhca_cmd_create_srq), 0
@@ -105,6 +108,10 @@ static const QhcaCmdDesc qhca_cmds[] = {
     [QHCA_CMD_INJECT_FAULT] = {
         "INJECT_FAULT", sizeof(struct qhca_cmd_inject_fault), 0
     },
+    [QHCA_CMD_SET_GID] = { "SET_GID", sizeof(struct qhca_cmd_set_gid), 0 },
+    [QHCA_CMD_SET_QP_AV] = {
+        "SET_QP_AV", sizeof(struct qhca_cmd_set_qp_av), 0
+    },
 };
 
 typedef union QhcaCmdParams {
@@ -120,6 +127,8 @@ typedef union QhcaCmdParams {
     struct qhca_cmd_mcast mcast;
     struct qhca_cmd_alloc_mw alloc_mw;
     struct qhca_cmd_inject_fault inject_fault;
+    struct qhca_cmd_set_gid set_gid;
+    struct qhca_cmd_set_qp_av set_qp_av;
     uint8_t raw[QHCA_AQ_PAYLOAD_SIZE];
 } QhcaCmdParams;
 
@@ -399,6 +408,10 @@ static uint8_t qhca_exec_dispatch(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_query_counters(s, cmd, &out->counters);
     case QHCA_CMD_INJECT_FAULT:
         return qhca_fault_inject(s, cmd, &in->inject_fault);
+    case QHCA_CMD_SET_GID:
+        return qhca_exec_set_gid(s, cmd, &in->set_gid);
+    case QHCA_CMD_SET_QP_AV:
+        return qhca_exec_set_qp_av(s, cmd, &in->set_qp_av);
     default:
         g_assert_not_reached();
     }

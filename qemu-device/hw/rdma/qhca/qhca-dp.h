@@ -270,6 +270,17 @@ typedef struct QhcaSrq {
 #define QHCA_KICK_RQ            0x2
 #define QHCA_KICK_TIMER         0x4
 
+/* 1.5: SET_QP_AV, what a connected QP's frames carry on Ethernet. */
+typedef struct QhcaRoceAv {
+    bool valid;
+    uint8_t sgid_index;
+    uint8_t dgid[16];
+    uint8_t dmac[6];
+    uint8_t hop_limit;
+    uint8_t traffic_class;
+    uint32_t flow_label;
+} QhcaRoceAv;
+
 typedef struct QhcaQp {
     QhcaState *s;
     uint32_t qpn;
@@ -305,6 +316,7 @@ typedef struct QhcaQp {
     uint8_t max_rd_atomic;
     uint8_t max_dest_rd_atomic;
     uint32_t qkey;              /* UD */
+    QhcaRoceAv av;              /* 1.5: connected QPs on Ethernet */
 
     /* Rings: producer indices from doorbells, the device's own. */
     uint16_t sq_pi;

@@ -16,6 +16,7 @@
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
 
 #define QHCA_PCIE_CAP_OFFSET    0x80
@@ -141,6 +142,16 @@ static void qhca_realize(PCIDevice *pci_dev, Error **errp)
     qhca_objects_init(s);
     qhca_aq_init(s);
     qhca_engine_init(s);
+    if (!qhca_net_realize(s, errp)) {
+        qhca_engine_fini(s);
+        qhca_aq_fini(s);
+        qhca_objects_fini(s);
+        qemu_mutex_destroy(&s->lock);
+        msix_unuse_all_vectors(pci_dev);
+        msix_uninit(pci_dev, &s->bar0, &s->bar0);
+        pcie_cap_exit(pci_dev);
+        return;
+    }
     qhca_device_reset(s);
 }
 
@@ -148,8 +159,9 @@ static void qhca_pci_exit(PCIDevice *pci_dev)
 {
     QhcaState *s = QHCA(pci_dev);
 
-    /* The engine first: it uses the objects. */
+    /* The engine first: it uses the objects and the NIC. */
     qhca_engine_fini(s);
+    qhca_net_unrealize(s);
     qhca_aq_fini(s);
     qhca_objects_fini(s);
     qemu_mutex_destroy(&s->lock);

@@ -12,6 +12,7 @@
 #include "qemu/bitops.h"
 #include "qemu/lockable.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
 
 static void qhca_bad_register(QhcaState *s, hwaddr addr, unsigned size,
@@ -32,6 +33,8 @@ void qhca_device_reset(QhcaState *s)
     qhca_engine_reset(s);
     qhca_objects_reset(s);
     qhca_fault_reset(s);
+    qhca_gid_reset(s);
+    qhca_net_reset(s);
     s->ctrl = 0;
     s->error = QHCA_ERR_NONE;
     memset(&s->counters, 0, sizeof(s->counters));

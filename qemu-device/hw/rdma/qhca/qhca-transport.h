@@ -121,6 +121,19 @@ typedef struct QhcaPacket {
     uint8_t sgid[16];
     uint8_t dgid[16];
 
+    /*
+     * 1.5, Ethernet port: the frame's MACs, its IP version (QHCA_NET_IPV4
+     * or _IPV6; the addresses are sgid/dgid, IPv4-mapped for IPv4) and UDP
+     * source port.  has_grh is set for every RoCEv2 packet.  A received
+     * UD packet keeps its IP header as the GRH slot of the receive buffer
+     * wants it (IPv4: 20 zero bytes, then the header).
+     */
+    uint8_t smac[6];
+    uint8_t dmac[6];
+    uint8_t net_type;
+    uint16_t udp_sport;
+    uint8_t grh_slot[40];
+
     /* BTH */
     uint8_t transport;          /* QHCA_IB_TRANSPORT_* */
     uint8_t opcode;             /* enum qhca_ib_opcode */

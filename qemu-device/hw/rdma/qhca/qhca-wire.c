@@ -16,6 +16,7 @@
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
 
 #define F_REQ   QHCA_PKT_REQUEST
@@ -206,7 +207,7 @@ void qhca_wire_send(QhcaState *s, QhcaPacket *pkt)
     QSIMPLEQ_INSERT_TAIL(&s->engine.wire, pkt, next);
 }
 
-static void qhca_wire_deliver(QhcaState *s, const QhcaPacket *pkt)
+void qhca_wire_receive(QhcaState *s, const QhcaPacket *pkt)
 {
     QhcaQp *qp;
 
@@ -259,7 +260,7 @@ void qhca_wire_drain(QhcaState *s)
     while ((pkt = QSIMPLEQ_FIRST(&e->wire))) {
         QSIMPLEQ_REMOVE_HEAD(&e->wire, next);
         if (qhca_is_ready(s)) {
-            qhca_wire_deliver(s, pkt);
+            qhca_wire_receive(s, pkt);
         }
         QSIMPLEQ_INSERT_HEAD(&e->free_pkts, pkt, next);
     }

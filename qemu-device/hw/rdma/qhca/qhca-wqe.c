@@ -22,7 +22,9 @@
  * reports them.
  */
 #include "qemu/osdep.h"
+#include "qemu/cutils.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
 
 /* Bit 31 of a UD WQE's Q_Key asks for the QP's own (IBA vol. 1, 10.2.4). */
@@ -149,8 +151,9 @@ static uint8_t qhca_swqe_check_av(QhcaQp *qp, QhcaSwqe *w,
 
     QEMU_BUILD_BUG_ON(sizeof(u) != sizeof(*h));
     memcpy(&u, h, sizeof(u));
-    if (u.rsvd0 || u.rsvd1 || u.rsvd2[0] || u.rsvd2[1] ||
-        (u.av_flags & QHCA_AV_F_RSVD)) {
+    /* 1.5: dmac is reserved on an IB port. */
+    if (u.rsvd0 || u.rsvd1 || u.rsvd2 || (u.av_flags & QHCA_AV_F_RSVD) ||
+        (!qhca_port_is_eth(qp->s) && !buffer_is_zero(u.dmac, 6))) {
         *why = "UD WQE with reserved fields set";
         return QHCA_WC_LOC_QP_OP_ERR;
     }

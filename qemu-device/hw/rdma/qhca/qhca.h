@@ -10,6 +10,7 @@
 #define HW_RDMA_QHCA_H
 
 #include "hw/pci/pci_device.h"
+#include "net/net.h"
 #include "qemu/atomic.h"
 #include "qemu/log.h"
 #include "qom/object.h"
@@ -111,6 +112,12 @@ typedef struct QhcaAdminQueue {
  * Counters.  Doorbells (BAR 2) and the engine thread update some of them
  * without the device lock, so they are all updated atomically.
  */
+/* 1.5: an entry of the Ethernet port's GID table. */
+typedef struct QhcaGid {
+    uint8_t type;               /* enum qhca_gid_type */
+    uint8_t gid[16];
+} QhcaGid;
+
 typedef struct QhcaCounters {
     uint64_t admin_cmds;
     uint64_t admin_errors;
@@ -171,6 +178,16 @@ struct QhcaState {
     uint32_t wire_drops_left;
 
     QhcaCounters counters;
+
+    /*
+     * 1.5: the port's link layer (QHCA_LINK_LAYER_*, fixed at realize:
+     * Ethernet with a netdev) and, on Ethernet, the NIC (qhca-net.c) and
+     * the GID table (qhca-gid.c, under the device lock).
+     */
+    uint8_t link_layer;
+    NICConf conf;
+    NICState *nic;
+    QhcaGid gid[QHCA_ROCE_GID_TBL_LEN];
 };
 
 /*
