@@ -238,11 +238,25 @@ static uint8_t qhca_exec_query_port(QhcaState *s, const QhcaCmd *cmd,
      */
     attr->port_cap_flags = cpu_to_le32(0);
     attr->max_msg_sz = cpu_to_le32(QHCA_MAX_MSG_SIZE);
-    attr->lid = cpu_to_le16(p->lid);
-    attr->sm_lid = cpu_to_le16(p->lid);
-    attr->pkey = cpu_to_le16(0xffff);
-    attr->gid_tbl_len = cpu_to_le16(1);
+    attr->pkey = cpu_to_le16(QHCA_DEFAULT_PKEY);
     attr->pkey_tbl_len = cpu_to_le16(1);
+    if (qhca_port_is_eth(s)) {
+        /*
+         * 1.5: no LIDs on Ethernet; the GIDs are the driver's (SET_GID),
+         * the MAC and the largest frame the netdev's.
+         */
+        attr->link_layer = QHCA_LINK_LAYER_ETH;
+        attr->lid = 0;
+        attr->sm_lid = 0;
+        attr->gid_tbl_len = cpu_to_le16(QHCA_ROCE_GID_TBL_LEN);
+        memcpy(attr->mac, s->conf.macaddr.a, sizeof(attr->mac));
+        attr->eth_mtu = cpu_to_le16(QHCA_ETH_MAX_MTU);
+    } else {
+        attr->link_layer = QHCA_LINK_LAYER_IB;
+        attr->lid = cpu_to_le16(p->lid);
+        attr->sm_lid = cpu_to_le16(p->lid);
+        attr->gid_tbl_len = cpu_to_le16(1);
+    }
     attr->state = active ? QHCA_PORT_ACTIVE : QHCA_PORT_DOWN;
     attr->phys_state = active ? 5 : 3;          /* LinkUp : Disabled */
     attr->max_mtu = 5;                          /* IB_MTU_4096 */

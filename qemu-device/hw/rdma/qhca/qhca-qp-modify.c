@@ -4,9 +4,14 @@
  * attributes each transition requires and allows, as ib_modify_qp_is_ok()
  * has them, and what UC, UD and XRC QPs change in it.  A command that
  * fails changes nothing.
+ *
+ * 1.5, Ethernet port: a connected QP has no LIDs; the address vector of
+ * SET_QP_AV takes the place of dlid, which must be 0, and a QP cannot
+ * reach RTR without one.  A RAW_ETH QP takes no attribute but its state.
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
 
 typedef struct QhcaTransition {
@@ -86,6 +91,12 @@ static void qhca_qp_type_transition(uint8_t type, uint8_t cur, uint8_t next,
     uint32_t opt = type == QHCA_QPT_UD ? QHCA_QP_ATTR_QKEY
                                        : QHCA_QP_ATTR_ACCESS;
 
+    if (type == QHCA_QPT_RAW_ETH) {
+        /* The NIC's queues: no transport, nothing to set but the state. */
+        *required = 0;
+        *optional = 0;
+        return;
+    }
     if (type == QHCA_QPT_XRC_INI && cur == QHCA_QPS_INIT &&
         next == QHCA_QPS_RTR) {
         /* No responder: its limits are optional (ib_modify_qp_is_ok). */
@@ -161,6 +172,28 @@ static const char *qhca_qp_check_values(const struct qhca_cmd_modify_qp *p,
         ((mask & QHCA_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
          p->max_dest_rd_atomic > QHCA_MAX_RD_ATOMIC)) {
         return "RDMA read/atomic depth out of range";
+    }
+    return NULL;
+}
+
+/*
+ * What an Ethernet port adds: a connected QP's path is its address
+ * vector, given by SET_QP_AV before RTR, not a LID.  UD and RAW_ETH QPs
+ * have no path.  NULL if all is well.
+ */
+static const char *qhca_qp_check_eth(QhcaState *s, const QhcaQp *qp,
+                                     const struct qhca_cmd_modify_qp *p,
+                                     uint32_t mask, uint8_t next)
+{
+    if (!qhca_port_is_eth(s) || qp->type == QHCA_QPT_UD ||
+        qp->type == QHCA_QPT_RAW_ETH) {
+        return NULL;
+    }
+    if ((mask & QHCA_QP_ATTR_PATH) && p->dlid) {
+        return "a DLID on an Ethernet port";
+    }
+    if (next == QHCA_QPS_RTR && !qp->av.valid) {
+        return "RTR without an address vector (SET_QP_AV)";
     }
     return NULL;
 }
@@ -251,6 +284,10 @@ uint8_t qhca_qp_modify(QhcaState *s, const QhcaCmd *cmd,
                                 "attribute not allowed in this transition");
     }
     why = qhca_qp_check_values(p, attrs);
+    if (why) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
+    }
+    why = qhca_qp_check_eth(s, qp, p, attrs, next);
     if (why) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
     }

@@ -8,18 +8,34 @@
  *
  * Ring indices are free-running 16-bit counters, as the doorbells carry
  * them; the slot of index i is i modulo the ring size.
+ *
+ * 1.5, Ethernet port: the GSI QP is QP 1 and is a UD QP in every other
+ * way, so the device keeps it as one (type QHCA_QPT_UD; only QUERY_QP
+ * says GSI): the transport, the MTU and multicast rules of UD apply to it
+ * unchanged.  A RAW_ETH QP has rings but no transport: its send WQEs are
+ * whole frames (qhca-requester.c) and its receives come from the NIC
+ * (qhca-nic.c), never from the wire.
  */
 #include "qemu/osdep.h"
 #include "qemu/bitops.h"
 #include "qemu/cutils.h"
 #include "qemu/host-utils.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
+
+/*
+ * The transport of a RAW_ETH QP: no BTH opcode has these bits (the
+ * transport is the top three), so no packet from the wire matches it.
+ */
+#define QHCA_QP_TRANSPORT_NONE  0xff
 
 /* The transport of a QP's packets: the top bits of their BTH opcode. */
 uint8_t qhca_qp_transport(const QhcaQp *qp)
 {
     switch (qp->type) {
+    case QHCA_QPT_RAW_ETH:
+        return QHCA_QP_TRANSPORT_NONE;
     case QHCA_QPT_UC:
         return QHCA_IB_TRANSPORT_UC;
     case QHCA_QPT_UD:
@@ -43,7 +59,12 @@ void qhca_qp_init(QhcaState *s)
 {
     uint32_t i;
 
-    qhca_table_init(&s->qps, "qp", QHCA_FIRST_QPN, s->params.max_qps);
+    /*
+     * QP 1 is a handle of the table too, so that every user of the table
+     * sees the GSI QP; qhca_qp_alloc() gives it to GSI only.
+     */
+    QEMU_BUILD_BUG_ON(QHCA_GSI_QPN + 1 != QHCA_FIRST_QPN);
+    qhca_table_init(&s->qps, "qp", QHCA_GSI_QPN, s->params.max_qps + 1);
     s->qp = g_new0(QhcaQp, s->qps.size);
     for (i = 0; i < s->qps.size; i++) {
         s->qp[i].s = s;
@@ -103,6 +124,7 @@ void qhca_qp_clear(QhcaQp *qp)
     qp->max_dest_rd_atomic = 0;
     qp->qkey = 0;
     qp->srq_last_wqe = false;
+    memset(&qp->av, 0, sizeof(qp->av));
 }
 
 static void qhca_qp_free(QhcaState *s, QhcaQp *qp)
@@ -145,6 +167,36 @@ static unsigned qhca_log2_floor(uint32_t v)
     return 31 - clz32(v);
 }
 
+/*
+ * A QP number: 1 for the GSI QP, else the lowest free from
+ * QHCA_FIRST_QPN on, at most max_qps of them besides QP 1.  The table
+ * starts at 1 (qhca_qp_init()), so its own search is kept above it.
+ */
+static bool qhca_qp_alloc(QhcaState *s, bool gsi, uint32_t *qpn)
+{
+    QhcaTable *t = &s->qps;
+    bool have_gsi = qhca_table_live(t, QHCA_GSI_QPN);
+
+    if (gsi) {
+        if (have_gsi) {
+            return false;
+        }
+        /* QP 1 is free, so it is the lowest free handle. */
+        t->first_free = QHCA_GSI_QPN;
+    } else {
+        if (t->used - have_gsi >= s->params.max_qps) {
+            trace_qhca_table_full(t->name, t->size);
+            return false;
+        }
+        t->first_free = MAX(t->first_free, QHCA_FIRST_QPN);
+    }
+    if (!qhca_table_alloc(t, qpn)) {
+        return false;
+    }
+    assert(gsi == (*qpn == QHCA_GSI_QPN));
+    return true;
+}
+
 static const char *qhca_qp_check_params(QhcaState *s,
                                         const struct qhca_cmd_create_qp *p)
 {
@@ -156,7 +208,8 @@ static const char *qhca_qp_check_params(QhcaState *s,
     }
     if (p->type != QHCA_QPT_RC && p->type != QHCA_QPT_UC &&
         p->type != QHCA_QPT_UD && p->type != QHCA_QPT_XRC_INI &&
-        p->type != QHCA_QPT_XRC_TGT) {
+        p->type != QHCA_QPT_XRC_TGT && p->type != QHCA_QPT_GSI &&
+        p->type != QHCA_QPT_RAW_ETH) {
         return "QP type not supported";
     }
     if (p->type == QHCA_QPT_XRC_INI || p->type == QHCA_QPT_XRC_TGT) {
@@ -206,7 +259,7 @@ static uint8_t qhca_qp_create_tgt(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE,
                                 "no such XRC domain");
     }
-    if (!qhca_table_alloc(&s->qps, qpn)) {
+    if (!qhca_qp_alloc(s, false, qpn)) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
     }
     qp = &s->qp[*qpn];
@@ -254,6 +307,11 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
     if (why) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
     }
+    if ((p->type == QHCA_QPT_GSI || p->type == QHCA_QPT_RAW_ETH) &&
+        !qhca_port_is_eth(s)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                "GSI and RAW_ETH QPs need an Ethernet port");
+    }
     if (p->type == QHCA_QPT_XRC_TGT) {
         return qhca_qp_create_tgt(s, cmd, pdn, qpn);
     }
@@ -290,8 +348,10 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
                                 "ring not in guest RAM");
     }
-    if (!qhca_table_alloc(&s->qps, qpn)) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
+    if (!qhca_qp_alloc(s, p->type == QHCA_QPT_GSI, qpn)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                p->type == QHCA_QPT_GSI ? "QP 1 exists"
+                                                        : "table full");
     }
 
     qp = &s->qp[*qpn];
@@ -302,7 +362,8 @@ uint8_t qhca_qp_create(QhcaState *s, const QhcaCmd *cmd,
     qp->flags = p->flags;
     qp->srqn = on_srq ? srqn : 0;
     qp->xrcd = 0;
-    qp->type = p->type;
+    /* The GSI QP is a UD QP with number 1 (see the top of the file). */
+    qp->type = p->type == QHCA_QPT_GSI ? QHCA_QPT_UD : p->type;
     qp->sq_addr = sq_addr;
     qp->rq_addr = rq_addr;
     qp->sq_depth_log2 = p->sq_depth_log2;
@@ -371,7 +432,7 @@ uint8_t qhca_qp_query(QhcaState *s, const QhcaCmd *cmd, uint32_t qpn,
     attr->min_rnr_timer = qp->min_rnr_timer;
     attr->max_rd_atomic = qp->max_rd_atomic;
     attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
-    attr->type = qp->type;
+    attr->type = qpn == QHCA_GSI_QPN ? QHCA_QPT_GSI : qp->type;
     attr->qkey = cpu_to_le32(qp->qkey);
     attr->flags = qp->flags;
     attr->srqn = cpu_to_le16(qp->srqn);
