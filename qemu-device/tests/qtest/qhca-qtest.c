@@ -5,6 +5,9 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "qobject/qdict.h"
+#include "qobject/qlist.h"
+#include <poll.h>
+#include <sys/socket.h>
 #include "qhca-qtest.h"
 
 static void save_device(QPCIDevice *dev, int devfn, void *data)
@@ -51,6 +54,7 @@ QhcaTest *qhca_start(const char *props)
     t->bar0 = qpci_iomap(t->dev, QHCA_REG_BAR, NULL);
     t->bar2 = qpci_iomap(t->dev, QHCA_DB_BAR, &t->bar2_size);
     t->resp = guest_alloc(&t->alloc, 4096);
+    t->wire = -1;
     return t;
 }
 
@@ -60,6 +64,11 @@ void qhca_stop(QhcaTest *t)
     qpci_free_pc(t->bus);
     alloc_destroy(&t->alloc);
     qtest_quit(t->qts);
+    if (t->wire >= 0) {
+        close(t->wire);
+        g_byte_array_unref(t->wire_in);
+        g_byte_array_unref(t->wire_out);
+    }
     g_free(t);
 }
 
@@ -1052,4 +1061,482 @@ uint16_t qt_qp_post_recv(QhcaTest *t, QhcaQp *qp, uint64_t wr_id,
     qt_write_rwqe(t, qt_qp_rq_slot(qp, idx), wr_id, sge, nsge);
     qt_db(t, qp->uar, QHCA_DB_RQ, qp->qpn, qp->rq_pi);
     return idx;
+}
+
+/* ------------------------------------------------------------------ */
+/* The Ethernet port (1.5)                                             */
+
+const uint8_t qt_eth_mac[6] = { 0x52, 0x54, 0x00, 0xc0, 0xff, 0xee };
+const uint8_t qt_peer_mac[6] = { 0x52, 0x54, 0x00, 0x00, 0x00, 0x02 };
+const uint8_t qt_port_ip4[16] = {
+    [10] = 0xff, [11] = 0xff, [12] = 10, [13] = 0, [14] = 0, [15] = 1
+};
+const uint8_t qt_peer_ip4[16] = {
+    [10] = 0xff, [11] = 0xff, [12] = 10, [13] = 0, [14] = 0, [15] = 2
+};
+const uint8_t qt_port_ip6[16] = { 0xfd, 0x00, [15] = 1 };
+const uint8_t qt_peer_ip6[16] = { 0xfd, 0x00, [15] = 2 };
+
+/* A frame larger than this would make QEMU's socket backend hang up. */
+#define QT_WIRE_FRAME_MAX   (64 * 1024)
+/* Frames the device does not take wait here; more than this are lost. */
+#define QT_WIRE_OUT_MAX     (8 * 1024 * 1024)
+
+/*
+ * Has this QEMU's qhca a netdev property, i.e. the Ethernet port?  Asked
+ * once, of a machine of its own.
+ */
+bool qt_has_eth(void)
+{
+    static int has = -1;
+    QTestState *qts;
+    QDict *rsp;
+    QList *props;
+    const QListEntry *e;
+
+    if (has >= 0) {
+        return has;
+    }
+    has = 0;
+    qts = qtest_init("-machine none");
+    rsp = qtest_qmp(qts, "{'execute': 'device-list-properties', "
+                    "'arguments': {'typename': 'qhca'}}");
+    props = qdict_haskey(rsp, "return") ? qdict_get_qlist(rsp, "return") :
+            NULL;
+    for (e = props ? qlist_first(props) : NULL; e; e = qlist_next(e)) {
+        QDict *d = qobject_to(QDict, qlist_entry_obj(e));
+
+        if (d && !g_strcmp0(qdict_get_try_str(d, "name"), "netdev")) {
+            has = 1;
+        }
+    }
+    qobject_unref(rsp);
+    qtest_quit(qts);
+    return has;
+}
+
+/*
+ * The device on a socket netdev (-netdev socket,fd=N) whose other end,
+ * t->wire, the test holds, with the MAC qt_eth_mac; @props as
+ * qhca_start()'s.  The test's end does not block: frames the device does
+ * not take yet wait in t->wire_out (qt_wire_flush()).
+ */
+QhcaTest *qt_start_eth(const char *props)
+{
+    g_autofree char *args = NULL;
+    QhcaTest *t;
+    int sv[2];
+
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+    args = g_strdup_printf(",netdev=qtwire,mac=" QT_ETH_MAC_STR "%s "
+                           "-netdev socket,id=qtwire,fd=%d",
+                           props ? props : "", sv[1]);
+    t = qhca_start(args);
+    /* QEMU has its copy: an end of the connection is QEMU's going. */
+    close(sv[1]);
+    g_assert(g_unix_set_fd_nonblocking(sv[0], true, NULL));
+    t->wire = sv[0];
+    t->wire_in = g_byte_array_new();
+    t->wire_out = g_byte_array_new();
+    return t;
+}
+
+/*
+ * Put a frame on the wire, as the rest of the segment: it is queued, and
+ * sent as far as the device takes it now.  Past QT_WIRE_OUT_MAX bytes
+ * queued, frames are lost, as on a real segment.
+ */
+void qt_wire_send(QhcaTest *t, const void *frame, size_t len)
+{
+    uint32_t be = cpu_to_be32(len);
+
+    g_assert_cmpint(t->wire, >=, 0);
+    g_assert_cmpuint(len, <=, QT_WIRE_FRAME_MAX);
+    if (t->wire_out->len + len > QT_WIRE_OUT_MAX) {
+        return;
+    }
+    g_byte_array_append(t->wire_out, (const guint8 *)&be, sizeof(be));
+    g_byte_array_append(t->wire_out, frame, len);
+    qt_wire_flush(t, 0);
+}
+
+/* Move what the socket has into t->wire_in; false at its end. */
+static bool qt_wire_read(QhcaTest *t)
+{
+    uint8_t buf[16384];
+    ssize_t n;
+
+    for (;;) {
+        n = read(t->wire, buf, sizeof(buf));
+        if (n > 0) {
+            g_byte_array_append(t->wire_in, buf, n);
+            continue;
+        }
+        return n < 0 && (errno == EAGAIN || errno == EINTR);
+    }
+}
+
+/* Wait up to @timeout_us for the wire to be readable or writable. */
+static void qt_wire_wait(QhcaTest *t, int64_t timeout_us)
+{
+    struct pollfd p = {
+        .fd = t->wire,
+        .events = POLLIN | (t->wire_out->len ? POLLOUT : 0),
+    };
+
+    if (timeout_us > 0) {
+        poll(&p, 1, MAX(1, (int)(timeout_us / 1000)));
+    }
+}
+
+/*
+ * Send what waits in t->wire_out, for up to @timeout_us (0: what goes
+ * now); true when nothing is left.  Reads what came meanwhile, so that
+ * neither side's socket buffer fills while both write.
+ */
+bool qt_wire_flush(QhcaTest *t, int64_t timeout_us)
+{
+    gint64 end = g_get_monotonic_time() + timeout_us;
+
+    for (;;) {
+        ssize_t n = t->wire_out->len ?
+                    write(t->wire, t->wire_out->data, t->wire_out->len) : 0;
+
+        if (n > 0) {
+            g_byte_array_remove_range(t->wire_out, 0, n);
+        }
+        if (!qt_wire_read(t) || !t->wire_out->len ||
+            g_get_monotonic_time() >= end) {
+            return !t->wire_out->len;
+        }
+        if (n <= 0) {
+            qt_wire_wait(t, end - g_get_monotonic_time());
+        }
+    }
+}
+
+/*
+ * The next frame the device sent, waiting up to @timeout_us: its length
+ * (of which the first @size bytes are copied to @buf), or -1 if none
+ * came (or QEMU is gone).
+ */
+ssize_t qt_wire_recv(QhcaTest *t, void *buf, size_t size, int64_t timeout_us)
+{
+    gint64 end = g_get_monotonic_time() + timeout_us;
+
+    g_assert_cmpint(t->wire, >=, 0);
+    for (;;) {
+        bool open;
+        uint32_t len;
+
+        qt_wire_flush(t, 0);
+        open = qt_wire_read(t);
+        if (t->wire_in->len >= sizeof(len)) {
+            memcpy(&len, t->wire_in->data, sizeof(len));
+            len = be32_to_cpu(len);
+            g_assert_cmpuint(len, <=, QT_WIRE_FRAME_MAX);
+            if (t->wire_in->len >= sizeof(len) + len) {
+                memcpy(buf, t->wire_in->data + sizeof(len), MIN(len, size));
+                g_byte_array_remove_range(t->wire_in, 0, sizeof(len) + len);
+                return len;
+            }
+        }
+        if (!open || g_get_monotonic_time() >= end) {
+            return -1;
+        }
+        qt_wire_wait(t, end - g_get_monotonic_time());
+    }
+}
+
+uint8_t qt_set_gid(QhcaTest *t, uint16_t index, uint8_t type,
+                   const uint8_t gid[16])
+{
+    struct qhca_cmd_set_gid c = {
+        .index = cpu_to_le16(index),
+        .type = type,
+    };
+
+    if (gid) {
+        memcpy(c.gid, gid, sizeof(c.gid));
+    }
+    return qt_cmd(t, QHCA_CMD_SET_GID, &c, sizeof(c), NULL);
+}
+
+/* The port's addresses: qt_port_ip4 at QT_GID_IP4, qt_port_ip6 at _IP6. */
+void qt_eth_gids(QhcaTest *t)
+{
+    g_assert_cmpuint(qt_set_gid(t, QT_GID_IP4, QHCA_GID_ROCE_V2,
+                                qt_port_ip4), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_set_gid(t, QT_GID_IP6, QHCA_GID_ROCE_V2,
+                                qt_port_ip6), ==, QHCA_AQ_SUCCESS);
+}
+
+/* QP @qpn's peer: @dgid at @dmac, from GID @sgid_index; hop limit 64. */
+uint8_t qt_set_qp_av(QhcaTest *t, uint32_t qpn, uint8_t sgid_index,
+                     const uint8_t dgid[16], const uint8_t dmac[6])
+{
+    struct qhca_cmd_set_qp_av c = {
+        .qpn = cpu_to_le32(qpn),
+        .sgid_index = sgid_index,
+        .hop_limit = 64,
+    };
+
+    memcpy(c.dgid, dgid, sizeof(c.dgid));
+    memcpy(c.dmac, dmac, sizeof(c.dmac));
+    return qt_cmd(t, QHCA_CMD_SET_QP_AV, &c, sizeof(c), NULL);
+}
+
+/* The addresses of a frame from the test's peer to the port. */
+QtRoceAddr qt_roce_addr(bool v6)
+{
+    QtRoceAddr a = { .sport = 0xc000, .hop_limit = 64 };
+
+    memcpy(a.smac, qt_peer_mac, 6);
+    memcpy(a.dmac, qt_eth_mac, 6);
+    memcpy(a.sgid, v6 ? qt_peer_ip6 : qt_peer_ip4, 16);
+    memcpy(a.dgid, v6 ? qt_port_ip6 : qt_port_ip4, 16);
+    return a;
+}
+
+/* A BTH at @p (P_Key 0xffff, TVer 0); returns its length. */
+size_t qt_bth(uint8_t *p, uint8_t opcode, bool se, bool ackreq, uint8_t pad,
+              uint32_t qpn, uint32_t psn)
+{
+    p[0] = opcode;
+    p[1] = (se ? 0x80 : 0) | (pad & 3) << 4;
+    p[2] = p[3] = 0xff;
+    p[4] = 0;
+    p[5] = qpn >> 16;
+    p[6] = qpn >> 8;
+    p[7] = qpn;
+    p[8] = ackreq ? 0x80 : 0;
+    p[9] = psn >> 16;
+    p[10] = psn >> 8;
+    p[11] = psn;
+    return QT_BTH_LEN;
+}
+
+/* CRC-32 (IEEE 802.3, reflected) of @p continuing from @crc, unfinished. */
+static uint32_t qt_crc32(uint32_t crc, const uint8_t *p, size_t n)
+{
+    static uint32_t table[256];
+    size_t i;
+
+    if (!table[1]) {
+        for (i = 0; i < 256; i++) {
+            uint32_t c = i;
+            int k;
+
+            for (k = 0; k < 8; k++) {
+                c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+            }
+            table[i] = c;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    }
+    return crc;
+}
+
+/* The offset of the IP header, and its ethertype; 0 if too short. */
+static size_t qt_eth_ip(const uint8_t *frame, size_t len, uint16_t *type)
+{
+    size_t off = 12;
+
+    if (len < 14) {
+        return 0;
+    }
+    *type = frame[off] << 8 | frame[off + 1];
+    if (*type == 0x8100) {
+        off += 4;
+        if (len < off + 2) {
+            return 0;
+        }
+        *type = frame[off] << 8 | frame[off + 1];
+    }
+    return off + 2;
+}
+
+/*
+ * The ICRC of the RoCEv2 frame @frame, whose last QT_ICRC_LEN of @len
+ * bytes are the ICRC's place: CRC-32 over the IP header (with IPv4 TOS,
+ * TTL and checksum, or IPv6 traffic class, flow label and hop limit, all
+ * ones), the UDP header (checksum all ones), the BTH (its reserved byte
+ * before the QPN all ones) and everything after it; it starts from the
+ * CRC of the eight bytes of ones that stand for the LRH of IB, and is
+ * inverted.  IPv4 options, if any, count as part of the IP header.
+ */
+uint32_t qt_icrc(const uint8_t *frame, size_t len)
+{
+    static const uint8_t lrh[8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    };
+    uint8_t hdr[60 + 8 + QT_BTH_LEN];
+    uint16_t type = 0;
+    size_t ip = qt_eth_ip(frame, len, &type), iplen, n;
+    uint32_t crc;
+
+    if (!ip || len < ip + 1) {
+        return 0;
+    }
+    iplen = type == 0x86dd ? 40 : (frame[ip] & 0xf) * 4;
+    n = iplen + 8 + QT_BTH_LEN;
+    if (iplen < 20 || len < ip + n + QT_ICRC_LEN) {
+        return 0;
+    }
+    memcpy(hdr, frame + ip, n);
+    if (type == 0x86dd) {
+        hdr[0] |= 0x0f;
+        hdr[1] = hdr[2] = hdr[3] = 0xff;
+        hdr[7] = 0xff;
+    } else {
+        hdr[1] = 0xff;
+        hdr[8] = 0xff;
+        hdr[10] = hdr[11] = 0xff;
+    }
+    hdr[iplen + 6] = hdr[iplen + 7] = 0xff;
+    hdr[iplen + 8 + 4] = 0xff;
+    crc = qt_crc32(0xffffffffu, lrh, sizeof(lrh));
+    crc = qt_crc32(crc, hdr, n);
+    crc = qt_crc32(crc, frame + ip + n, len - ip - n - QT_ICRC_LEN);
+    return ~crc;
+}
+
+/* Write @frame's ICRC into its last four bytes, least significant first. */
+void qt_roce_seal(uint8_t *frame, size_t len)
+{
+    uint32_t icrc = cpu_to_le32(qt_icrc(frame, len));
+
+    memcpy(frame + len - QT_ICRC_LEN, &icrc, QT_ICRC_LEN);
+}
+
+static uint16_t qt_ip_csum(const uint8_t *p, size_t n)
+{
+    uint32_t sum = 0;
+    size_t i;
+
+    for (i = 0; i + 1 < n; i += 2) {
+        sum += p[i] << 8 | p[i + 1];
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return ~sum;
+}
+
+/*
+ * The RoCEv2 frame of the IB transport bytes @ib (BTH, extension
+ * headers, payload and pad: @ib_len bytes) from and to @a, with its
+ * ICRC, into @frame (room for QT_ROCE_HDR_MAX + @ib_len + QT_ICRC_LEN);
+ * returns its length.  IPv4 has DF set and the UDP checksum is 0, as
+ * rxe sends them.
+ */
+size_t qt_roce_frame(const QtRoceAddr *a, const void *ib, size_t ib_len,
+                     uint8_t *frame)
+{
+    bool v6 = memcmp(a->sgid, qt_port_ip4, 12) != 0;
+    size_t off = 12, ip, udp, total;
+    uint16_t ulen = 8 + ib_len + QT_ICRC_LEN;
+
+    memcpy(frame, a->dmac, 6);
+    memcpy(frame + 6, a->smac, 6);
+    if (a->vlan) {
+        stw_be_p(frame + off, 0x8100);
+        stw_be_p(frame + off + 2, a->vlan);
+        off += 4;
+    }
+    stw_be_p(frame + off, v6 ? 0x86dd : 0x0800);
+    ip = off + 2;
+    if (v6) {
+        stl_be_p(frame + ip, 6u << 28 | (uint32_t)a->tclass << 20 |
+                 (a->flow_label & 0xfffff));
+        stw_be_p(frame + ip + 4, ulen);
+        frame[ip + 6] = 17;
+        frame[ip + 7] = a->hop_limit;
+        memcpy(frame + ip + 8, a->sgid, 16);
+        memcpy(frame + ip + 24, a->dgid, 16);
+        udp = ip + 40;
+    } else {
+        memset(frame + ip, 0, 20);
+        frame[ip] = 0x45;
+        frame[ip + 1] = a->tclass;
+        stw_be_p(frame + ip + 2, 20 + ulen);
+        stw_be_p(frame + ip + 6, 0x4000);
+        frame[ip + 8] = a->hop_limit;
+        frame[ip + 9] = 17;
+        memcpy(frame + ip + 12, a->sgid + 12, 4);
+        memcpy(frame + ip + 16, a->dgid + 12, 4);
+        stw_be_p(frame + ip + 10, qt_ip_csum(frame + ip, 20));
+        udp = ip + 20;
+    }
+    stw_be_p(frame + udp, a->sport);
+    stw_be_p(frame + udp + 2, QT_ROCE_PORT);
+    stw_be_p(frame + udp + 4, ulen);
+    stw_be_p(frame + udp + 6, 0);
+    memcpy(frame + udp + 8, ib, ib_len);
+    total = udp + ulen;
+    qt_roce_seal(frame, total);
+    return total;
+}
+
+/*
+ * Is @frame a RoCEv2 frame (IPv4 without options or IPv6, UDP to
+ * QT_ROCE_PORT, lengths that fit, a whole BTH)?  If so, its fields in @r,
+ * with whether its ICRC is right.  Lengths come from the UDP header:
+ * frames may be padded.
+ */
+bool qt_roce_parse(const uint8_t *frame, size_t len, QtRoce *r)
+{
+    uint16_t type = 0, ulen;
+    size_t ip = qt_eth_ip(frame, len, &type), udp;
+    const uint8_t *b;
+    uint32_t icrc;
+
+    memset(r, 0, sizeof(*r));
+    if (!ip) {
+        return false;
+    }
+    r->dmac = frame;
+    r->smac = frame + 6;
+    if (type == 0x86dd) {
+        if (len < ip + 48 || frame[ip] >> 4 != 6 || frame[ip + 6] != 17) {
+            return false;
+        }
+        r->v6 = true;
+        memcpy(r->sgid, frame + ip + 8, 16);
+        memcpy(r->dgid, frame + ip + 24, 16);
+        udp = ip + 40;
+    } else if (type == 0x0800) {
+        if (len < ip + 28 || frame[ip] != 0x45 || frame[ip + 9] != 17) {
+            return false;
+        }
+        memcpy(r->sgid, qt_port_ip4, 12);
+        memcpy(r->sgid + 12, frame + ip + 12, 4);
+        memcpy(r->dgid, qt_port_ip4, 12);
+        memcpy(r->dgid + 12, frame + ip + 16, 4);
+        udp = ip + 20;
+    } else {
+        return false;
+    }
+    r->sport = lduw_be_p(frame + udp);
+    r->dport = lduw_be_p(frame + udp + 2);
+    ulen = lduw_be_p(frame + udp + 4);
+    if (r->dport != QT_ROCE_PORT ||
+        ulen < 8 + QT_BTH_LEN + QT_ICRC_LEN || udp + ulen > len) {
+        return false;
+    }
+    r->ib = udp + 8;
+    r->ib_len = ulen - 8 - QT_ICRC_LEN;
+    memcpy(&icrc, frame + r->ib + r->ib_len, sizeof(icrc));
+    r->icrc_ok = le32_to_cpu(icrc) == qt_icrc(frame, udp + ulen);
+    b = frame + r->ib;
+    r->opcode = b[0];
+    r->se = b[1] & 0x80;
+    r->pad = (b[1] >> 4) & 3;
+    r->pkey = b[2] << 8 | b[3];
+    r->qpn = ldl_be_p(b + 4) & 0xffffff;
+    r->ackreq = b[8] & 0x80;
+    r->psn = ldl_be_p(b + 8) & 0xffffff;
+    return true;
 }

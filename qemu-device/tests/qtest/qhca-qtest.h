@@ -41,6 +41,16 @@ typedef struct QhcaTest {
     uint8_t phase;
     uint16_t next_id;
     uint64_t resp;              /* a 4 KiB response buffer */
+
+    /*
+     * 1.5, qt_start_eth(): the test's end of the port's netdev (-1 when
+     * the port is not on one), a stream of frames each after its length
+     * (4 bytes, big endian), as QEMU's -netdev socket carries them; what
+     * is received but not yet taken, and what is not yet sent.
+     */
+    int wire;
+    GByteArray *wire_in;
+    GByteArray *wire_out;
 } QhcaTest;
 
 typedef struct QhcaCompletion {
@@ -283,5 +293,82 @@ uint16_t qt_qp_post_send(QhcaTest *t, QhcaQp *qp, const void *w,
 void qt_qp_ring_sq(QhcaTest *t, const QhcaQp *qp);
 uint16_t qt_qp_post_recv(QhcaTest *t, QhcaQp *qp, uint64_t wr_id,
                          const struct qhca_sge *sge, unsigned nsge);
+
+/*
+ * 1.5: the Ethernet port.  qt_start_eth() puts the device on a socket
+ * netdev whose other end the test holds: the rest of the segment, as
+ * tests/qtest/e1000e-test.c does.  The port's MAC is qt_eth_mac; the
+ * test plays a peer at qt_peer_mac with qt_peer_ip4 and qt_peer_ip6, and
+ * gives the port qt_port_ip4 and qt_port_ip6 (qt_eth_gids()).
+ */
+#define QT_ETH_MAC_STR      "52:54:00:c0:ff:ee"
+extern const uint8_t qt_eth_mac[6];
+extern const uint8_t qt_peer_mac[6];
+extern const uint8_t qt_port_ip4[16], qt_port_ip6[16];
+extern const uint8_t qt_peer_ip4[16], qt_peer_ip6[16];
+/* The GID table entries qt_eth_gids() writes: IPv4 at 0, IPv6 at 1. */
+#define QT_GID_IP4          0
+#define QT_GID_IP6          1
+
+bool qt_has_eth(void);
+QhcaTest *qt_start_eth(const char *props);
+void qt_wire_send(QhcaTest *t, const void *frame, size_t len);
+bool qt_wire_flush(QhcaTest *t, int64_t timeout_us);
+ssize_t qt_wire_recv(QhcaTest *t, void *buf, size_t size, int64_t timeout_us);
+
+uint8_t qt_set_gid(QhcaTest *t, uint16_t index, uint8_t type,
+                   const uint8_t gid[16]);
+void qt_eth_gids(QhcaTest *t);
+uint8_t qt_set_qp_av(QhcaTest *t, uint32_t qpn, uint8_t sgid_index,
+                     const uint8_t dgid[16], const uint8_t dmac[6]);
+
+/*
+ * RoCEv2 frames as the test builds and reads them (IBTA annex A17, the
+ * layout Linux rxe uses): Ethernet, an optional 802.1Q tag, IPv4 (no
+ * options) or IPv6, UDP to QT_ROCE_PORT, the IB transport headers and
+ * payload, the ICRC.  The test computes the ICRC itself (qt_icrc()).
+ */
+#define QT_ROCE_PORT        4791
+#define QT_BTH_LEN          12
+#define QT_ICRC_LEN         4
+/* Ethernet + IPv6 + UDP: the most qt_roce_frame() puts before the BTH. */
+#define QT_ROCE_HDR_MAX     (14 + 4 + 40 + 8)
+
+typedef struct QtRoceAddr {
+    uint8_t smac[6];
+    uint8_t dmac[6];
+    uint8_t sgid[16];           /* IPv4-mapped (::ffff:a.b.c.d): IPv4 */
+    uint8_t dgid[16];
+    uint16_t sport;             /* UDP source port */
+    uint16_t vlan;              /* 0: untagged; else the TCI */
+    uint8_t tclass;
+    uint8_t hop_limit;
+    uint32_t flow_label;
+} QtRoceAddr;
+
+/* What qt_roce_parse() found in a frame: offsets into it, and fields. */
+typedef struct QtRoce {
+    bool v6;
+    const uint8_t *smac, *dmac;
+    uint8_t sgid[16], dgid[16];
+    uint16_t sport, dport;
+    size_t ib;                  /* offset of the BTH */
+    size_t ib_len;              /* BTH .. payload and pad, without ICRC */
+    bool icrc_ok;
+    uint8_t opcode;
+    bool se, ackreq;
+    uint8_t pad;
+    uint16_t pkey;
+    uint32_t qpn, psn;
+} QtRoce;
+
+QtRoceAddr qt_roce_addr(bool v6);
+size_t qt_bth(uint8_t *p, uint8_t opcode, bool se, bool ackreq, uint8_t pad,
+              uint32_t qpn, uint32_t psn);
+size_t qt_roce_frame(const QtRoceAddr *a, const void *ib, size_t ib_len,
+                     uint8_t *frame);
+uint32_t qt_icrc(const uint8_t *frame, size_t len);
+void qt_roce_seal(uint8_t *frame, size_t len);
+bool qt_roce_parse(const uint8_t *frame, size_t len, QtRoce *r);
 
 #endif /* QHCA_QTEST_H */
