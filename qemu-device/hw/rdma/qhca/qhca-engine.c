@@ -10,7 +10,10 @@
  * runnable QP one bounded step: flush it if in ERR, else send the
  * responses it owes and the requests it has.  After each step it delivers
  * every packet on the wire, so that the wire is empty whenever the lock is
- * free and admin commands never see packets in flight.
+ * free and admin commands never see packets in flight.  On an Ethernet
+ * port each round first takes the frames received (qhca_net_rx_run()).
+ * The wire's frames to the netdev leave through qhca-net.c's queue, which
+ * the main loop empties; this thread never waits for it.
  *
  * The thread touches guest memory only through qhca-dma.c, and it never
  * takes the BQL: MSI-X messages it raises go through a bottom half.
@@ -34,6 +37,7 @@
 #include "system/runstate.h"
 #include "hw/pci/msix.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
 
 /* Hand an object to the engine, at most once until the engine takes it. */
@@ -190,8 +194,9 @@ static bool qhca_engine_step(QhcaState *s, QhcaQp *qp)
 }
 
 /*
- * One round under the lock: take the FIFO, then give one step to each QP
- * that was runnable when the round began.  True if work is left.
+ * One round under the lock: take the FIFO and the frames the netdev
+ * brought, then give one step to each QP that was runnable when the round
+ * began.  True if work is left.
  */
 static bool qhca_engine_round_locked(QhcaState *s)
 {
@@ -203,6 +208,9 @@ static bool qhca_engine_round_locked(QhcaState *s)
         return false;
     }
     qhca_engine_take_fifo(s);
+    /* Ethernet: the frames received since, before the QPs' turn. */
+    qhca_net_rx_run(s);
+    qhca_wire_drain(s);
 
     last = QTAILQ_LAST(&e->run);
     while (last && qhca_is_ready(s) && !qatomic_read(&e->paused)) {

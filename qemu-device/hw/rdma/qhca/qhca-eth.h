@@ -40,6 +40,17 @@ void qhca_net_reset(QhcaState *s);
 void qhca_net_tx(QhcaState *s, const uint8_t *frame, size_t len);
 /* Engine thread, device lock held: handle the frames received so far. */
 void qhca_net_rx_run(QhcaState *s);
+typedef enum QhcaNetRoce {
+    QHCA_NET_ROCE_NOT,          /* not RoCEv2 for one of the port's GIDs */
+    QHCA_NET_ROCE_DROPPED,      /* it was, but failed a check: counted */
+    QHCA_NET_ROCE_OURS,         /* it was, decoded into the packet */
+} QhcaNetRoce;
+/*
+ * Device lock held: the receive checks of a frame, from the netdev or
+ * sent to one of the port's own GIDs; @pkt has room for QHCA_MAX_MTU.
+ */
+QhcaNetRoce qhca_net_roce_take(QhcaState *s, const uint8_t *frame,
+                               size_t len, QhcaPacket *pkt);
 
 /* qhca-wire.c: a decoded packet for this port's transport. */
 void qhca_wire_receive(QhcaState *s, const QhcaPacket *pkt);

@@ -12,8 +12,9 @@
  * command is (qhca_exec_reject()).
  *
  * Locking.  INJECT_FAULT runs under the BQL and the device lock (an admin
- * command); qom-set of link-up under the BQL, and it takes the device
- * lock to change the link, as the events it posts need it.  The engine
+ * command); qom-set of link-up and, on an Ethernet port, the netdev's
+ * link callback (QMP set_link) under the BQL, and they take the device
+ * lock to change the link, as the events they post need it.  The engine
  * thread asks the wire for every packet it sends under the device lock
  * too.  link_up and wire_drops_left are atomic all the same: the property
  * is read and, before realize, set without the lock.
@@ -34,23 +35,38 @@ static const char *const qhca_fault_names[] = {
     [QHCA_FAULT_AQ_HANG] = "AQ_HANG",
 };
 
+/* Who changed the link. */
+typedef enum QhcaLinkBy {
+    QHCA_LINK_BY_GUEST,         /* INJECT_FAULT LINK_DOWN / LINK_UP */
+    QHCA_LINK_BY_HOST,          /* the link-up property */
+    QHCA_LINK_BY_BACKEND,       /* the netdev's link (QMP set_link) */
+} QhcaLinkBy;
+
 /*
- * The host plugs the cable in or pulls it, or the guest takes the link
- * down or lets it up again, under the device lock.  The two are separate
- * so that neither undoes the other: a guest cannot plug in a cable the
- * host pulled.  Only a port that goes from ACTIVE to DOWN, or back, is an
- * event: while the device is not ready its port is DOWN whatever the link
- * does, and a device enabled later tells each new EQ the port state
- * (qhca_eq_create()).
+ * The host plugs the cable in or pulls it (the link-up property, or the
+ * netdev's link on an Ethernet port), or the guest takes the link down or
+ * lets it up again, under the device lock.  Each keeps its own state so
+ * that none undoes another: a guest cannot plug in a cable the host
+ * pulled, and set_link cannot undo link-up=off.  Only a port that goes
+ * from ACTIVE to DOWN, or back, is an event: while the device is not
+ * ready its port is DOWN whatever the link does, and a device enabled
+ * later tells each new EQ the port state (qhca_eq_create()).
  */
-static void qhca_link_set(QhcaState *s, bool up, bool by_host)
+static void qhca_link_set(QhcaState *s, bool up, QhcaLinkBy by)
 {
     bool was_up = qhca_link_is_up(s);
+    bool by_host = by != QHCA_LINK_BY_GUEST;
 
-    if (by_host) {
+    switch (by) {
+    case QHCA_LINK_BY_HOST:
         qatomic_set(&s->link_up, up);
-    } else {
+        break;
+    case QHCA_LINK_BY_BACKEND:
+        qatomic_set(&s->backend_link_down, !up);
+        break;
+    default:
         qatomic_set(&s->link_down_injected, !up);
+        break;
     }
     up = qhca_link_is_up(s);
     if (up == was_up) {
@@ -67,6 +83,13 @@ static void qhca_link_set(QhcaState *s, bool up, bool by_host)
         qhca_count(s, QHCA_CNT_LINK_DOWNED, 1);
         qhca_eq_broadcast(s, QHCA_EVENT_PORT_DOWN, QHCA_PORT_NUM);
     }
+}
+
+/* The netdev's link changed (qhca-net.c), under the BQL. */
+void qhca_fault_backend_link(QhcaState *s, bool up)
+{
+    QEMU_LOCK_GUARD(&s->lock);
+    qhca_link_set(s, up, QHCA_LINK_BY_BACKEND);
 }
 
 /*
@@ -190,7 +213,8 @@ uint8_t qhca_fault_inject(QhcaState *s, const QhcaCmd *cmd,
             trace_qhca_fault_aq_hang(cmd->cmd_id);
             s->aq.hung = true;
         } else {
-            qhca_link_set(s, type == QHCA_FAULT_LINK_UP, false);
+            qhca_link_set(s, type == QHCA_FAULT_LINK_UP,
+                          QHCA_LINK_BY_GUEST);
         }
         break;
     case QHCA_FAULT_DROP:
@@ -236,7 +260,7 @@ static void qhca_link_up_set(Object *obj, bool value, Error **errp)
         return;
     }
     QEMU_LOCK_GUARD(&s->lock);
-    qhca_link_set(s, value, true);
+    qhca_link_set(s, value, QHCA_LINK_BY_HOST);
 }
 
 void qhca_fault_class_init(ObjectClass *klass)

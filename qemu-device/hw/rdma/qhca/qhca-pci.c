@@ -112,6 +112,30 @@ static bool qhca_init_bars(QhcaState *s, Error **errp)
     return true;
 }
 
+/*
+ * GUIDs the host did not set.  An IB port's come from its LID; an
+ * Ethernet port's node GUID is the EUI-64 of its MAC (the interface ID of
+ * its default GID), so that guests on one wire, whose MACs differ, differ.
+ */
+static void qhca_default_guids(QhcaState *s)
+{
+    QhcaParams *p = &s->params;
+    const uint8_t *mac = s->conf.macaddr.a;
+
+    if (!p->node_guid && qhca_port_is_eth(s)) {
+        p->node_guid = (uint64_t)(mac[0] ^ 2) << 56 |
+                       (uint64_t)mac[1] << 48 | (uint64_t)mac[2] << 40 |
+                       0xfffe000000ull | (uint64_t)mac[3] << 16 |
+                       (uint64_t)mac[4] << 8 | mac[5];
+    }
+    if (!p->node_guid) {
+        p->node_guid = QHCA_GUID_BASE | (uint64_t)p->lid << 8;
+    }
+    if (!p->port_guid) {
+        p->port_guid = p->node_guid + 1;
+    }
+}
+
 static void qhca_realize(PCIDevice *pci_dev, Error **errp)
 {
     QhcaState *s = QHCA(pci_dev);
@@ -119,12 +143,6 @@ static void qhca_realize(PCIDevice *pci_dev, Error **errp)
 
     if (!qhca_check_params(p, errp)) {
         return;
-    }
-    if (!p->node_guid) {
-        p->node_guid = QHCA_GUID_BASE | (uint64_t)p->lid << 8;
-    }
-    if (!p->port_guid) {
-        p->port_guid = p->node_guid + 1;
     }
 
     if (pcie_endpoint_cap_init(pci_dev, QHCA_PCIE_CAP_OFFSET) < 0) {
@@ -152,6 +170,7 @@ static void qhca_realize(PCIDevice *pci_dev, Error **errp)
         pcie_cap_exit(pci_dev);
         return;
     }
+    qhca_default_guids(s);
     qhca_device_reset(s);
 }
 
@@ -215,6 +234,12 @@ static const Property qhca_props[] = {
     /* 1.3: INJECT_FAULT (qhca-fault.c); link-up is a QOM property there. */
     DEFINE_PROP_BOOL("fault-injection", QhcaState, params.fault_injection,
                      true),
+    /*
+     * 1.5 (qhca-net.c): with netdev the port is Ethernet, RoCEv2 on that
+     * netdev; link-layer (eth, ib) only confirms it.
+     */
+    DEFINE_NIC_PROPERTIES(QhcaState, conf),
+    DEFINE_PROP_STRING("link-layer", QhcaState, params.link_layer),
 };
 
 /* Guest rings and objects live in guest memory and host tables alike. */

@@ -13,8 +13,19 @@
  * The wire itself loses packets (1.3) while the link is down and for the
  * next packets an INJECT_FAULT DROP counts (qhca_fault_wire_drop()): the
  * sender sent them, nobody receives them, WIRE_DROPS counts them.
+ *
+ * On an Ethernet port (1.5) the wire is the netdev: a packet is built
+ * into a RoCEv2 frame (qhca-roce.c) and handed to qhca-net.c, which
+ * decodes the frames it receives back into packets for
+ * qhca_wire_receive().  A frame to one of the port's own IP addresses
+ * does not leave: it is decoded with the receive checks and queued here,
+ * so that two QPs of one device talk as they do on an IB port, and the
+ * wire is still empty whenever the device lock is free.  There are no
+ * LIDs: a connected QP's packets are its peer's when their IP addresses
+ * are the QP's address vector (SET_QP_AV), as rxe checks.
  */
 #include "qemu/osdep.h"
+#include "qemu/cutils.h"
 #include "qhca.h"
 #include "qhca-eth.h"
 #include "trace.h"
@@ -163,9 +174,8 @@ uint8_t qhca_wire_read_resp_opcode(uint32_t k, uint32_t npkts)
                           : QHCA_IB_READ_RESPONSE_MIDDLE;
 }
 
-/* A fresh packet from @qp, with its LRH and BTH filled in. */
-QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
-                             uint32_t dest_qpn, uint32_t psn)
+/* A packet buffer, with room for one QHCA_MAX_MTU of payload. */
+static QhcaPacket *qhca_wire_alloc(QhcaState *s)
 {
     QhcaEngine *e = &s->engine;
     QhcaPacket *pkt = QSIMPLEQ_FIRST(&e->free_pkts);
@@ -175,10 +185,53 @@ QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
     } else {
         pkt = g_malloc(sizeof(*pkt) + QHCA_MAX_MTU);
     }
+    return pkt;
+}
+
+static void qhca_wire_free(QhcaState *s, QhcaPacket *pkt)
+{
+    QSIMPLEQ_INSERT_HEAD(&s->engine.free_pkts, pkt, next);
+}
+
+/*
+ * Ethernet: the addresses of a connected QP's packets, from its address
+ * vector.  A source GID deleted since SET_QP_AV leaves sgid zero, and
+ * qhca_wire_send_eth() loses the packet.  UD and GSI packets get theirs
+ * from the WQE (qhca_xport_fill_packet()).
+ */
+static void qhca_wire_packet_av(QhcaState *s, QhcaQp *qp, QhcaPacket *pkt)
+{
+    const QhcaRoceAv *av = &qp->av;
+    const uint8_t *sgid;
+
+    if (!av->valid) {
+        return;
+    }
+    sgid = qhca_gid_get(s, av->sgid_index);
+    pkt->has_grh = true;
+    if (sgid) {
+        memcpy(pkt->sgid, sgid, sizeof(pkt->sgid));
+    }
+    memcpy(pkt->dgid, av->dgid, sizeof(pkt->dgid));
+    memcpy(pkt->dmac, av->dmac, sizeof(pkt->dmac));
+    pkt->tclass = av->traffic_class;
+    pkt->hop_limit = av->hop_limit;
+    pkt->flow_label = av->flow_label;
+}
+
+/* A fresh packet from @qp, with its LRH (or addresses) and BTH filled in. */
+QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
+                             uint32_t dest_qpn, uint32_t psn)
+{
+    QhcaPacket *pkt = qhca_wire_alloc(s);
+
     memset(pkt, 0, sizeof(*pkt));
     pkt->slid = s->params.lid;
     pkt->dlid = qp->dlid;
     pkt->sl = qp->sl;
+    if (qhca_port_is_eth(s)) {
+        qhca_wire_packet_av(s, qp, pkt);
+    }
     pkt->opcode = opcode;
     /* Answers go by the QP's transport too (XRC's differs from RC's). */
     pkt->transport = qhca_qp_transport(qp);
@@ -186,6 +239,58 @@ QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
     pkt->psn = psn & QHCA_PSN_MASK;
     pkt->src_qpn = qp->qpn;
     return pkt;
+}
+
+/* A packet the wire loses: the sender finds out by its timers. */
+static void qhca_wire_lose(QhcaState *s, QhcaPacket *pkt, const char *why)
+{
+    trace_qhca_wire_drop(pkt->src_qpn, pkt->dest_qpn, pkt->psn, why);
+    qhca_count(s, QHCA_CNT_WIRE_DROPS, 1);
+    qhca_wire_free(s, pkt);
+}
+
+/*
+ * Ethernet: build @pkt's frame and put it on the netdev, or, for one of
+ * the port's own IP addresses, take it back in as received.
+ */
+static void qhca_wire_send_eth(QhcaState *s, QhcaPacket *pkt)
+{
+    uint8_t frame[QHCA_ROCE_FRAME_MAX];
+    QhcaPacket *in;
+    bool v4 = qhca_gid_is_v4(pkt->sgid);
+    size_t len;
+
+    if (!pkt->has_grh || buffer_is_zero(pkt->sgid, sizeof(pkt->sgid))) {
+        qhca_wire_lose(s, pkt, "no source GID");
+        return;
+    }
+    if (v4 != qhca_gid_is_v4(pkt->dgid)) {
+        qhca_wire_lose(s, pkt, "source and destination IP versions differ");
+        return;
+    }
+    memcpy(pkt->smac, s->conf.macaddr.a, sizeof(pkt->smac));
+    pkt->net_type = v4 ? QHCA_NET_IPV4 : QHCA_NET_IPV6;
+    pkt->udp_sport = qhca_roce_udp_sport(pkt->flow_label, pkt->src_qpn,
+                                         pkt->dest_qpn);
+    len = qhca_roce_encode(pkt, frame);
+    if (!len) {
+        qhca_wire_lose(s, pkt, "no frame for it");
+        return;
+    }
+    assert(len <= sizeof(frame));
+    if (qhca_gid_find(s, pkt->dgid) < 0) {
+        qhca_net_tx(s, frame, len);
+        qhca_wire_free(s, pkt);
+        return;
+    }
+    /* To ourselves: through the receive checks, onto the queue. */
+    in = qhca_wire_alloc(s);
+    qhca_wire_free(s, pkt);
+    if (qhca_net_roce_take(s, frame, len, in) != QHCA_NET_ROCE_OURS) {
+        qhca_wire_free(s, in);
+        return;
+    }
+    QSIMPLEQ_INSERT_TAIL(&s->engine.wire, in, next);
 }
 
 void qhca_wire_send(QhcaState *s, QhcaPacket *pkt)
@@ -199,34 +304,83 @@ void qhca_wire_send(QhcaState *s, QhcaPacket *pkt)
     qhca_count(s, QHCA_CNT_TX_PACKETS, 1);
     qhca_count(s, QHCA_CNT_TX_BYTES, pkt->paylen);
     if (qhca_fault_wire_drop(s, &why)) {
-        trace_qhca_wire_drop(pkt->src_qpn, pkt->dest_qpn, pkt->psn, why);
-        qhca_count(s, QHCA_CNT_WIRE_DROPS, 1);
-        QSIMPLEQ_INSERT_HEAD(&s->engine.free_pkts, pkt, next);
+        qhca_wire_lose(s, pkt, why);
+        return;
+    }
+    if (qhca_port_is_eth(s)) {
+        qhca_wire_send_eth(s, pkt);
         return;
     }
     QSIMPLEQ_INSERT_TAIL(&s->engine.wire, pkt, next);
 }
 
+/*
+ * A received packet no QP takes.  On Ethernet it came in a frame, which
+ * ROCE_RX_DROPS counts; the IB loopback port only traces it, as before.
+ */
+static void qhca_wire_refuse(QhcaState *s, const QhcaPacket *pkt,
+                             const char *why)
+{
+    trace_qhca_pkt_drop(pkt->dest_qpn, pkt->psn, why);
+    if (qhca_port_is_eth(s)) {
+        qhca_count(s, QHCA_CNT_ROCE_RX_DROPS, 1);
+    }
+}
+
+/*
+ * Ethernet: a connected QP takes packets only from its peer's IP address
+ * to its own, those of its address vector (rxe's check_addr()).
+ */
+static const char *qhca_wire_check_addr(QhcaState *s, QhcaQp *qp,
+                                        const QhcaPacket *pkt)
+{
+    const uint8_t *sgid;
+
+    if (!(QHCA_QPT_BIT(qp->type) &
+          (QHCA_QPTS_CONNECTED | QHCA_QPT_BIT(QHCA_QPT_XRC_TGT)))) {
+        return NULL;
+    }
+    if (!qp->av.valid) {
+        return "QP has no address vector";
+    }
+    sgid = qhca_gid_get(s, qp->av.sgid_index);
+    if (!sgid || memcmp(pkt->dgid, sgid, sizeof(pkt->dgid))) {
+        return "destination IP is not the QP's";
+    }
+    if (memcmp(pkt->sgid, qp->av.dgid, sizeof(pkt->sgid))) {
+        return "source IP is not the QP's peer";
+    }
+    return NULL;
+}
+
 void qhca_wire_receive(QhcaState *s, const QhcaPacket *pkt)
 {
+    const char *why;
     QhcaQp *qp;
 
     if (qhca_mcast_deliver(s, pkt)) {
         return;
     }
-    if (pkt->dlid != s->params.lid) {
+    if (!qhca_port_is_eth(s) && pkt->dlid != s->params.lid) {
         trace_qhca_pkt_drop(pkt->dest_qpn, pkt->psn, "DLID is not ours");
         return;
     }
     if (!qhca_table_live(&s->qps, pkt->dest_qpn)) {
-        trace_qhca_pkt_drop(pkt->dest_qpn, pkt->psn, "no such QP");
+        qhca_wire_refuse(s, pkt, "no such QP");
         return;
     }
     qp = &s->qp[pkt->dest_qpn];
     if (pkt->transport != qhca_qp_transport(qp)) {
         /* As an HCA does with a packet for a QP of another type. */
-        trace_qhca_pkt_drop(pkt->dest_qpn, pkt->psn, "wrong transport");
+        qhca_wire_refuse(s, pkt, "wrong transport");
         return;
+    }
+    if (qhca_port_is_eth(s)) {
+        why = qhca_wire_check_addr(s, qp, pkt);
+        if (why) {
+            qhca_wire_refuse(s, pkt, why);
+            return;
+        }
     }
     trace_qhca_pkt_recv(pkt->dest_qpn, qhca_ib_opcode_names[pkt->opcode],
                         pkt->psn, pkt->paylen);
@@ -238,13 +392,13 @@ void qhca_wire_receive(QhcaState *s, const QhcaPacket *pkt)
         qhca_uc_receive(s, qp, pkt);
     } else if (qhca_pkt_flags(pkt->opcode) & QHCA_PKT_REQUEST) {
         if (qp->type == QHCA_QPT_XRC_INI) {
-            trace_qhca_pkt_drop(qp->qpn, pkt->psn, "request for XRC INI");
+            qhca_wire_refuse(s, pkt, "request for XRC INI");
             return;
         }
         qhca_resp_receive(s, qp, pkt);
     } else {
         if (qp->type == QHCA_QPT_XRC_TGT) {
-            trace_qhca_pkt_drop(qp->qpn, pkt->psn, "response for XRC TGT");
+            qhca_wire_refuse(s, pkt, "response for XRC TGT");
             return;
         }
         qhca_req_receive(s, qp, pkt);
@@ -262,6 +416,6 @@ void qhca_wire_drain(QhcaState *s)
         if (qhca_is_ready(s)) {
             qhca_wire_receive(s, pkt);
         }
-        QSIMPLEQ_INSERT_HEAD(&e->free_pkts, pkt, next);
+        qhca_wire_free(s, pkt);
     }
 }

@@ -67,6 +67,7 @@ typedef struct QhcaParams {
     uint32_t engine_spin_us;    /* longest spin before sleeping; 0: none */
     bool engine_inline;         /* doorbells may run the engine in the vCPU */
     bool fault_injection;       /* 1.3: INJECT_FAULT, FAULT_INJECT cap */
+    char *link_layer;           /* 1.5: "eth", "ib" or NULL (qhca-net.c) */
 } QhcaParams;
 
 /* A table of object handles first .. size - 1. */
@@ -176,6 +177,11 @@ struct QhcaState {
     bool link_up;
     bool link_down_injected;
     uint32_t wire_drops_left;
+    /*
+     * 1.5: the netdev's link (QMP set_link) is the cable too: the link is
+     * up while both the property and the backend have it up.
+     */
+    bool backend_link_down;
 
     QhcaCounters counters;
 
@@ -187,6 +193,7 @@ struct QhcaState {
     uint8_t link_layer;
     NICConf conf;
     NICState *nic;
+    struct QhcaNet *net;        /* Ethernet: the frame queues, qhca-net.c */
     QhcaGid gid[QHCA_ROCE_GID_TBL_LEN];
 };
 
@@ -451,6 +458,7 @@ void qhca_fault_reset(QhcaState *s);
 uint8_t qhca_fault_inject(QhcaState *s, const QhcaCmd *cmd,
                           const struct qhca_cmd_inject_fault *p);
 bool qhca_fault_wire_drop(QhcaState *s, const char **why);
+void qhca_fault_backend_link(QhcaState *s, bool up);
 
 /* qhca-requester.c */
 bool qhca_req_step(QhcaState *s, QhcaQp *qp);
@@ -500,10 +508,14 @@ static inline uint32_t qhca_qp_mtu(const QhcaQp *qp)
     return 128u << qp->path_mtu;
 }
 
-/* The link is up while the cable is in and the guest has not taken it down. */
+/*
+ * The link is up while the cable is in (the link-up property and, on
+ * Ethernet, the netdev's link) and the guest has not taken it down.
+ */
 static inline bool qhca_link_is_up(QhcaState *s)
 {
     return qatomic_read(&s->link_up) &&
+           !qatomic_read(&s->backend_link_down) &&
            !qatomic_read(&s->link_down_injected);
 }
 
