@@ -125,6 +125,7 @@ typedef struct QhcaAv {
     uint8_t hop_limit;
     uint8_t tclass;
     uint8_t sgid_index;
+    uint8_t dmac[6];            /* 1.5, Ethernet port: the next hop */
 } QhcaAv;
 
 /* BIND_MW and REG_MR: what the memory operation does (qhca-mw.c). */

@@ -95,4 +95,13 @@ bool qhca_gid_is_v4(const uint8_t gid[16]);
 /* qhca-nic.c: a frame for the NIC (RAW_ETH QP receive). */
 void qhca_nic_receive(QhcaState *s, const uint8_t *frame, size_t len);
 
+/* qhca-mcast.c */
+/*
+ * Is @gid a multicast IP address (IPv6 ff00::/8, or IPv4-mapped 224/4)?
+ * If so, its Ethernet multicast MAC in @mac.
+ */
+bool qhca_mcast_gid_mac(const uint8_t gid[16], uint8_t mac[6]);
+/* Has a QP of the port joined the group of multicast GID @gid? */
+bool qhca_mcast_has_gid(QhcaState *s, const uint8_t gid[16]);
+
 #endif /* HW_RDMA_QHCA_ETH_H */

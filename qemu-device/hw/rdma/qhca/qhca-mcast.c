@@ -12,10 +12,42 @@
  * as a switch forwards it back to a member port.  A packet for a group
  * nobody joined is dropped, as a switch does.  Destroying a QP detaches
  * it everywhere, so that its number can be handed out again safely.
+ *
+ * 1.5, Ethernet port: an MGID is a multicast IP address, IPv6 (ff00::/8)
+ * or IPv4 (224/4, IPv4-mapped), and a packet finds its group by its
+ * destination IP alone: there are no LIDs, so the mlid a QP attaches with
+ * is kept but never compared.  The frames go to the Ethernet multicast
+ * MAC of the address (RFC 2464 for IPv6, RFC 1112 for IPv4).
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
+
+bool qhca_mcast_gid_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+    if (qhca_gid_is_v4(gid)) {
+        if ((gid[12] & 0xf0) != 0xe0) {
+            return false;
+        }
+        /* 01:00:5e, then the low 23 bits of the address. */
+        mac[0] = 0x01;
+        mac[1] = 0x00;
+        mac[2] = 0x5e;
+        mac[3] = gid[13] & 0x7f;
+        mac[4] = gid[14];
+        mac[5] = gid[15];
+        return true;
+    }
+    if (gid[0] != 0xff) {
+        return false;
+    }
+    /* 33:33, then the low 32 bits of the address. */
+    mac[0] = 0x33;
+    mac[1] = 0x33;
+    memcpy(mac + 2, gid + 12, 4);
+    return true;
+}
 
 static void qhca_mcast_trace(const char *what, uint32_t qpn, uint16_t mlid,
                              const uint8_t *mgid)
@@ -35,6 +67,18 @@ static QhcaMcast *qhca_mcast_find(QhcaState *s, const uint8_t *mgid)
         }
     }
     return NULL;
+}
+
+bool qhca_mcast_has_gid(QhcaState *s, const uint8_t gid[16])
+{
+    return qhca_mcast_find(s, gid) != NULL;
+}
+
+/* Does @g's MLID match @mlid?  Always on Ethernet, which has no LIDs. */
+static bool qhca_mcast_mlid_ok(QhcaState *s, const QhcaMcast *g,
+                               uint16_t mlid)
+{
+    return qhca_port_is_eth(s) || g->mlid == mlid;
 }
 
 static int qhca_mcast_member(const QhcaMcast *g, uint32_t qpn)
@@ -62,7 +106,7 @@ static uint8_t qhca_mcast_attach(QhcaState *s, const QhcaCmd *cmd,
     unsigned i;
 
     if (g) {
-        if (g->mlid != mlid) {
+        if (!qhca_mcast_mlid_ok(s, g, mlid)) {
             return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                     "group has another MLID");
         }
@@ -95,6 +139,7 @@ uint8_t qhca_mcast_cmd(QhcaState *s, const QhcaCmd *cmd,
 {
     uint32_t qpn = le32_to_cpu(p->qpn);
     uint16_t mlid = le16_to_cpu(p->mlid);
+    uint8_t mac[6];
     QhcaMcast *g;
     int i;
 
@@ -102,7 +147,8 @@ uint8_t qhca_mcast_cmd(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "reserved field set");
     }
-    if (p->mgid[0] != 0xff || mlid < QHCA_MCAST_LID_MIN ||
+    if (qhca_port_is_eth(s) ? !qhca_mcast_gid_mac(p->mgid, mac) :
+        p->mgid[0] != 0xff || mlid < QHCA_MCAST_LID_MIN ||
         mlid > QHCA_MCAST_LID_MAX) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "not a multicast GID and LID");
@@ -110,7 +156,8 @@ uint8_t qhca_mcast_cmd(QhcaState *s, const QhcaCmd *cmd,
     if (!qhca_table_live(&s->qps, qpn)) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such QP");
     }
-    if (s->qp[qpn].type != QHCA_QPT_UD) {
+    /* The GSI QP is kept as a UD QP (qhca-qp.c) but joins no group. */
+    if (s->qp[qpn].type != QHCA_QPT_UD || qpn == QHCA_GSI_QPN) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "only UD QPs join multicast groups");
     }
@@ -119,7 +166,7 @@ uint8_t qhca_mcast_cmd(QhcaState *s, const QhcaCmd *cmd,
     }
 
     g = qhca_mcast_find(s, p->mgid);
-    i = g && g->mlid == mlid ? qhca_mcast_member(g, qpn) : -1;
+    i = g && qhca_mcast_mlid_ok(s, g, mlid) ? qhca_mcast_member(g, qpn) : -1;
     if (i < 0) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "QP not attached to the group");
@@ -169,7 +216,7 @@ bool qhca_mcast_deliver(QhcaState *s, const QhcaPacket *pkt)
         return false;
     }
     g = pkt->has_grh ? qhca_mcast_find(s, pkt->dgid) : NULL;
-    if (!g || g->mlid != pkt->dlid) {
+    if (!g || !qhca_mcast_mlid_ok(s, g, pkt->dlid)) {
         trace_qhca_pkt_drop(pkt->dest_qpn, pkt->psn,
                             "multicast without a group");
         return true;

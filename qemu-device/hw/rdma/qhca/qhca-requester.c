@@ -13,9 +13,13 @@
  * walks the window and emits packets; ACKs, NAKs and responses move una,
  * the oldest unacknowledged PSN; the transport timer and RNR NAKs move the
  * cursor back (go-back-N).  WQEs complete strictly in order.
+ *
+ * 1.5: a RAW_ETH QP's send WQE is one whole Ethernet frame, put on the
+ * netdev as it is; like a UD message, it is complete once sent.
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
 
 /* The RNR NAK timer field, in microseconds (IBTA vol. 1, table 45). */
@@ -65,7 +69,8 @@ static bool qhca_req_take(QhcaState *s, QhcaQp *qp)
     }
     if (w->info->flags & QHCA_WR_F_LOCAL) {
         w->npkts = 0;
-    } else if (w->info->flags & QHCA_WR_F_ATOMIC) {
+    } else if ((w->info->flags & QHCA_WR_F_ATOMIC) ||
+               qp->type == QHCA_QPT_RAW_ETH) {
         w->npkts = 1;
     } else {
         w->npkts = w->length ? DIV_ROUND_UP(w->length, mtu) : 1;
@@ -228,6 +233,35 @@ static uint8_t qhca_req_gather(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
 }
 
 /*
+ * RAW_ETH: gather the frame of @w (its length was checked when it was
+ * taken) and put it on the netdev, which copies it.  False if the WQE
+ * failed.
+ */
+static bool qhca_req_send_frame(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
+{
+    QhcaRequester *req = &qp->req;
+    uint8_t frame[QHCA_ETH_FRAME_MAX];
+    uint8_t status;
+
+    assert(w->length <= sizeof(frame));
+    status = qhca_req_gather(s, qp, w, 0, frame, w->length);
+    if (status != QHCA_WC_SUCCESS) {
+        qhca_req_fail(s, qp, w, status, "local buffer became invalid");
+        req->halted = true;
+        qhca_req_complete(s, qp);
+        return false;
+    }
+    trace_qhca_req_frame(qp->qpn, w->idx, w->length);
+    qhca_net_tx(s, frame, w->length);
+    req->high_psn = qhca_psn_add(w->first_psn, 1);
+    req->cur++;
+    req->cur_pkt = 0;
+    qhca_req_acked(s, qp, req->high_psn);
+    qhca_req_complete(s, qp);
+    return true;
+}
+
+/*
  * Send the next packet of @w.  False if it cannot go now: the window of
  * unacknowledged packets is full, or the WQE failed.
  */
@@ -239,6 +273,9 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
     uint32_t span = 1;
     QhcaPacket *pkt;
 
+    if (qp->type == QHCA_QPT_RAW_ETH) {
+        return qhca_req_send_frame(s, qp, w);
+    }
     if (w->info->flags & QHCA_WR_F_READ) {
         /* Ask for what has not arrived yet. */
         uint64_t off = (uint64_t)w->resp_pkts * mtu;

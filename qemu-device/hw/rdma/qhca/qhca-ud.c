@@ -15,9 +15,18 @@
  *    is malformed or too small completes in error, and the QP goes to ERR
  *    with it.  Placing a SEND's or an RDMA WRITE's payload is the RC
  *    responder's code (qhca_resp_place_send(), qhca_resp_place_write()).
+ *
+ * 1.5, Ethernet port: every UD packet is a RoCEv2 frame, so its GRH is its
+ * IP header.  A send takes its source IP from the GID table (sgid_index)
+ * and its destination MAC from the WQE; qhca_wire_send() adds the rest of
+ * the frame.  A receive is for the port when its destination IP is in the
+ * GID table; its buffer gets the IP header as the GRH slot holds it
+ * (pkt->grh_slot, made by the decoder), its CQE the network header type
+ * and the source MAC.  The GSI QP, QP 1, is a UD QP here (qhca-qp.c).
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
+#include "qhca-eth.h"
 #include "trace.h"
 
 /* IB GRH: IP version 6, next header 0x1B (IBA vol. 1, 8.3). */
@@ -34,6 +43,25 @@ static void qhca_port_gid(QhcaState *s, uint8_t gid[16])
 {
     stq_be_p(gid, 0xfe80000000000000ull);
     stq_be_p(gid + 8, s->params.port_guid);
+}
+
+/*
+ * The RoCEv2 source of a UD packet: its GID entry and the WQE's next hop.
+ * The WQE was checked against the GID table when it was taken, in the
+ * same hold of the device lock as this send (a UD WQE is sent as soon as
+ * it is taken), so the entry is still there; were it not, the frame would
+ * go from the unspecified address rather than from a stale one.
+ */
+static void qhca_ud_fill_roce(QhcaState *s, const QhcaAv *av, QhcaPacket *pkt)
+{
+    const uint8_t *sgid = qhca_gid_get(s, av->sgid_index);
+
+    if (sgid) {
+        memcpy(pkt->sgid, sgid, sizeof(pkt->sgid));
+    } else {
+        memset(pkt->sgid, 0, sizeof(pkt->sgid));
+    }
+    memcpy(pkt->dmac, av->dmac, sizeof(pkt->dmac));
 }
 
 /* The headers a UD or UC packet has beyond RC's, from the QP and WQE. */
@@ -64,8 +92,12 @@ void qhca_xport_fill_packet(QhcaState *s, QhcaQp *qp, const QhcaSwqe *w,
         pkt->tclass = av->tclass;
         pkt->flow_label = av->flow_label;
         pkt->hop_limit = av->hop_limit;
-        qhca_port_gid(s, pkt->sgid);
         memcpy(pkt->dgid, av->dgid, sizeof(pkt->dgid));
+        if (qhca_port_is_eth(s)) {
+            qhca_ud_fill_roce(s, av, pkt);
+        } else {
+            qhca_port_gid(s, pkt->sgid);
+        }
     }
 }
 
@@ -78,6 +110,10 @@ void qhca_ud_fill_cqe(QhcaQp *qp, const QhcaPacket *pkt, struct qhca_cqe *cqe)
     cqe->dlid_path_bits = 0;    /* LMC is 0 */
     if (pkt->has_grh) {
         cqe->flags |= QHCA_CQE_F_GRH;
+    }
+    if (qhca_port_is_eth(qp->s)) {
+        cqe->network_hdr_type = pkt->net_type;
+        memcpy(cqe->smac, pkt->smac, sizeof(cqe->smac));
     }
 }
 
@@ -144,11 +180,19 @@ static void qhca_ud_receive_one(QhcaState *s, QhcaQp *qp,
         qhca_xport_drop(s, qp, pkt, QHCA_CNT_RX_DROPS, "longer than the MTU");
         return;
     }
-    qhca_port_gid(s, gid);
     /* A multicast DGID was matched to the QP's group already. */
-    if (pkt->has_grh && !mcast && memcmp(pkt->dgid, gid, sizeof(gid))) {
-        qhca_xport_drop(s, qp, pkt, QHCA_CNT_RX_DROPS, "DGID is not ours");
-        return;
+    if (qhca_port_is_eth(s)) {
+        if (!pkt->has_grh || (!mcast && qhca_gid_find(s, pkt->dgid) < 0)) {
+            qhca_xport_drop(s, qp, pkt, QHCA_CNT_RX_DROPS,
+                            "destination IP is not the port's");
+            return;
+        }
+    } else {
+        qhca_port_gid(s, gid);
+        if (pkt->has_grh && !mcast && memcmp(pkt->dgid, gid, sizeof(gid))) {
+            qhca_xport_drop(s, qp, pkt, QHCA_CNT_RX_DROPS, "DGID is not ours");
+            return;
+        }
     }
     if (pkt->qkey != qp->qkey) {
         qhca_xport_drop(s, qp, pkt, QHCA_CNT_QKEY_VIOLATIONS, "Q_Key mismatch");
@@ -175,7 +219,13 @@ static void qhca_ud_receive_one(QhcaState *s, QhcaQp *qp,
     }
     status = QHCA_WC_SUCCESS;
     if (pkt->has_grh) {
-        qhca_ud_build_grh(pkt, grh);
+        if (qhca_port_is_eth(s)) {
+            /* The IP header, as the decoder laid it out for the slot. */
+            QEMU_BUILD_BUG_ON(sizeof(pkt->grh_slot) != sizeof(grh));
+            memcpy(grh, pkt->grh_slot, sizeof(grh));
+        } else {
+            qhca_ud_build_grh(pkt, grh);
+        }
         status = qhca_sgl_copy(s, qp->pdn, r->sge, r->num_sge,
                                QHCA_ACCESS_LOCAL_WRITE, 0, grh, sizeof(grh),
                                true);

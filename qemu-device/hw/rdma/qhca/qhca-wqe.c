@@ -140,11 +140,44 @@ static uint8_t qhca_swqe_check_mem(QhcaState *s, QhcaSwqe *w,
     }
 }
 
+/*
+ * 1.5: the RoCEv2 addresses of a UD WQE on an Ethernet port.  The GRH is
+ * its IP header, so it is required; sgid_index names a ROCE_V2 entry of
+ * the GID table, of the IP version of dgid; dmac is the next hop's MAC,
+ * a unicast one, or for a multicast dgid the MAC that group maps to.
+ */
+static const char *qhca_swqe_check_roce_av(QhcaState *s,
+                                           const struct qhca_sq_wqe_ud *u)
+{
+    const uint8_t *sgid = qhca_gid_get(s, u->sgid_index);
+    uint8_t mac[6];
+
+    if (!(u->av_flags & QHCA_AV_F_GRH)) {
+        return "UD WQE without a GRH on an Ethernet port";
+    }
+    if (!sgid) {
+        return "UD SGID index is not a RoCEv2 GID";
+    }
+    if (buffer_is_zero(u->dgid, sizeof(u->dgid)) ||
+        qhca_gid_is_v4(u->dgid) != qhca_gid_is_v4(sgid)) {
+        return "UD DGID zero or of another IP version than the SGID";
+    }
+    if (qhca_mcast_gid_mac(u->dgid, mac)) {
+        if (memcmp(u->dmac, mac, sizeof(mac))) {
+            return "UD DMAC is not the DGID's multicast MAC";
+        }
+    } else if ((u->dmac[0] & 1) || buffer_is_zero(u->dmac, sizeof(u->dmac))) {
+        return "UD DMAC not unicast";
+    }
+    return NULL;
+}
+
 /* The address vector a UD WQE carries where others have remote fields. */
 static uint8_t qhca_swqe_check_av(QhcaQp *qp, QhcaSwqe *w,
                                   const struct qhca_sq_wqe *h,
                                   const char **why)
 {
+    bool eth = qhca_port_is_eth(qp->s);
     struct qhca_sq_wqe_ud u;
     QhcaAv *av = &w->av;
     uint32_t qkey;
@@ -153,7 +186,7 @@ static uint8_t qhca_swqe_check_av(QhcaQp *qp, QhcaSwqe *w,
     memcpy(&u, h, sizeof(u));
     /* 1.5: dmac is reserved on an IB port. */
     if (u.rsvd0 || u.rsvd1 || u.rsvd2 || (u.av_flags & QHCA_AV_F_RSVD) ||
-        (!qhca_port_is_eth(qp->s) && !buffer_is_zero(u.dmac, 6))) {
+        (!eth && !buffer_is_zero(u.dmac, 6))) {
         *why = "UD WQE with reserved fields set";
         return QHCA_WC_LOC_QP_OP_ERR;
     }
@@ -164,9 +197,13 @@ static uint8_t qhca_swqe_check_av(QhcaQp *qp, QhcaSwqe *w,
     }
     if ((u.av_flags & QHCA_AV_F_GRH) &&
         (le32_to_cpu(u.flow_label) > QHCA_AV_FLOW_LABEL_MAX ||
-         u.sgid_index != 0)) {
-        /* The port has one GID. */
+         (!eth && u.sgid_index != 0))) {
+        /* An IB port has one GID. */
         *why = "UD GRH with a bad flow label or SGID index";
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+    *why = eth ? qhca_swqe_check_roce_av(qp->s, &u) : NULL;
+    if (*why) {
         return QHCA_WC_LOC_QP_OP_ERR;
     }
     qkey = le32_to_cpu(u.qkey);
@@ -180,6 +217,7 @@ static uint8_t qhca_swqe_check_av(QhcaQp *qp, QhcaSwqe *w,
     av->hop_limit = u.hop_limit;
     av->tclass = u.traffic_class;
     av->sgid_index = u.sgid_index;
+    memcpy(av->dmac, u.dmac, sizeof(av->dmac));
     trace_qhca_ud_wqe(qp->qpn, w->idx, av->dest_qpn, av->qkey, av->dlid,
                       av->sl, av->flags);
     return QHCA_WC_SUCCESS;
@@ -254,9 +292,15 @@ static uint8_t qhca_swqe_check_data(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
 static uint8_t qhca_swqe_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
                                const struct qhca_sq_wqe *h, const char **why)
 {
+    bool raw = qp->type == QHCA_QPT_RAW_ETH;
     uint8_t status;
 
-    if (!qhca_wr_allowed(h->opcode, qp->type)) {
+    /*
+     * The opcode table knows nothing of RAW_ETH, whose one opcode is
+     * SEND (a whole frame).  The GSI QP is a UD QP here (qhca-qp.c).
+     */
+    if (raw ? h->opcode != QHCA_WR_SEND
+            : !qhca_wr_allowed(h->opcode, qp->type)) {
         *why = w->info->qp_types ? "opcode not allowed on this QP type"
                                  : "unknown opcode";
         return QHCA_WC_LOC_QP_OP_ERR;
@@ -284,6 +328,12 @@ static uint8_t qhca_swqe_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
     if (status == QHCA_WC_SUCCESS && qp->type == QHCA_QPT_UD &&
         w->length > qhca_qp_mtu(qp)) {
         *why = "UD message longer than the port MTU";
+        return QHCA_WC_LOC_LEN_ERR;
+    }
+    /* RAW_ETH: one whole Ethernet frame, without FCS. */
+    if (status == QHCA_WC_SUCCESS && raw &&
+        (w->length < QHCA_ETH_FRAME_MIN || w->length > QHCA_ETH_FRAME_MAX)) {
+        *why = "RAW_ETH frame shorter than its header or over the MTU";
         return QHCA_WC_LOC_LEN_ERR;
     }
     return status;
