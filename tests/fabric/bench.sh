@@ -1,23 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# The fabric bench proves itself: run in every guest of
+# The fabric suite, run in every guest of a segment at once:
 #
 #   tools/vm --guests 2 --peer rxe -- tests/fabric/bench.sh
+#       qhca<->qhca (g1, g2) and qhca<->rxe, each pair both ways
+#   tools/vm --guests 1 --peer rxe --wire loopback -- tests/fabric/bench.sh
+#       rxe<->rxe: g1 puts an rxe1 of its own on its virtio-net, the
+#       reference the qhca pairs are held to
 #
-# each guest checks what tools/vm gave it (QHCA_GUEST, QHCA_GUESTS,
+# Each guest checks what tools/vm gave it (QHCA_GUEST, QHCA_GUESTS,
 # QHCA_DEV, its name in /etc/hosts), that every other guest's name resolves
-# to the address that guest really has and that it reaches it over IP on the
-# segment, and that its RDMA device is up.  Then the rxe peer and g1 (which
-# puts an rxe1 of its own on its segment NIC, for this test only) run
-# ibv_rc_pingpong over RoCEv2 both ways, data checked: the segment carries
-# RoCEv2 between two QEMUs, as the qhca port will need.
+# to the address that guest really has, that it reaches it over IP (TCP and
+# ping) on the segment, and that its RDMA device is up; a qhca guest whose
+# port is on the segment (QHCA_WIRE=eth), that qhca0 is bound to the
+# segment's interface and its link layer is Ethernet.  Then every pair of
+# guests with an RDMA device on the segment runs the stock tools between
+# them, each tool once with either guest serving, over the RoCEv2 GID of
+# their IPv4 address (found in the GID table, never guessed), data checked
+# where the tool can (-c).
 #
 # One TAP line per check, named "GUEST: what"; tools/vm keeps these lines
 # unprefixed, so tools/check counts every guest's results.  Every wait is
-# bounded (FABRIC_WAIT seconds, 120 by default).
+# bounded: FABRIC_WAIT seconds (120) for one tool run or an answer,
+# FABRIC_ARRIVE (900) for a partner to finish its earlier pairs.
 set -u
 wait_s=${FABRIC_WAIT:-120}
+arrive_s=${FABRIC_ARRIVE:-900}
 info_port=7471
 n=0 failed=0
 
@@ -28,6 +37,8 @@ result() {
 	# shellcheck disable=SC2181
 	if [ $? = 0 ]; then ok "$1"; else not_ok "$1"; fi
 }
+# show: a command's output as TAP diagnostics.
+show() { sed 's/^/# /'; }
 
 if [ -z "${QHCA_GUEST:-}" ]; then
 	echo "1..0 # SKIP not a guest of tools/vm --guests"
@@ -35,6 +46,7 @@ if [ -z "${QHCA_GUEST:-}" ]; then
 fi
 
 me=$QHCA_GUEST
+wire=${QHCA_WIRE:-loopback}
 read -r -a names <<< "${QHCA_GUESTS:-}"
 others=()
 for g in "${names[@]}"; do [ "$g" = "$me" ] || others+=("$g"); done
@@ -74,17 +86,18 @@ while seen != peers and time.monotonic() < deadline:
         pass
     c.close()
 sys.exit(0 if seen == peers else 1)
-' "$me" "$my_addr" "${others[*]}" "$wait_s" "$info_port"
+' "$me" "$my_addr" "${others[*]}" "$arrive_s" "$info_port"
 }
 
-# ask ADDR: the answer of the info server at ADDR; retried while it is not
-# up yet, for at most $wait_s seconds.
+# ask ADDR PORT [SECONDS]: the first line the server at ADDR:PORT answers
+# to this guest's name; retried while it is not up yet, for at most SECONDS
+# ($wait_s).
 ask() {
-	local end=$((SECONDS + wait_s)) reply
+	local end=$((SECONDS + ${3:-$wait_s})) reply
 	while [ $SECONDS -lt $end ]; do
 		# shellcheck disable=SC2016
 		reply=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2" && echo "$3" >&3 && head -n 1 <&3' \
-			_ "$1" "$info_port" "$me" 2>/dev/null)
+			_ "$1" "$2" "$me" 2>/dev/null)
 		[ -n "$reply" ] && { echo "$reply"; return 0; }
 		sleep 0.5
 	done
@@ -117,44 +130,116 @@ result "$me resolves to its own address"
 ibv_devinfo -d "$dev" | grep -q PORT_ACTIVE
 result "ibv_devinfo -d $dev: the port is ACTIVE"
 
+# qhca0's port on the segment: bound to the interface, an Ethernet port.
+if [ "$dev" = qhca0 ] && [ "$wire" = eth ]; then
+	link=$(rdma link show qhca0/1 2>&1)
+	show <<< "$link"
+	[[ " $link " == *" netdev ${QHCA_NETDEV:-none} "* ]]
+	result "rdma link: qhca0/1 is bound to netdev ${QHCA_NETDEV:-none}"
+	info=$(ibv_devinfo -d qhca0 2>&1)
+	grep -E 'link_layer|transport|active_mtu' <<< "$info" | show
+	grep -qE '^[[:space:]]*link_layer:[[:space:]]*Ethernet$' <<< "$info"
+	result "ibv_devinfo -d qhca0: link_layer Ethernet"
+fi
+
 # Every other guest, by name.
 for g in "${others[@]}"; do
 	addr=$(resolve "$g") reply=""
-	[ -z "$addr" ] || reply=$(ask "$addr")
+	[ -z "$addr" ] || reply=$(ask "$addr" "$info_port")
 	r_name="" r_addr="" r_caller=""
 	read -r r_name r_addr r_caller <<< "$reply"
 	[ -n "$addr" ] && [ "$r_name" = "$g" ] && [ "$r_addr" = "$addr" ]
 	result "$g resolves to ${addr:-nothing}, the address $g has (${r_addr:-no answer})"
 	[ "$r_caller" = "$my_addr" ]
 	result "reaches $g over IP on the segment, and $g sees it as $my_addr"
+	out=$(ping -c 3 -i 0.5 -W 5 -I "${QHCA_NETDEV:-none}" "$g" 2>&1)
+	rc=$?
+	grep -E 'transmitted|rtt' <<< "$out" | show
+	[ $rc = 0 ] && [[ $out == *" 3 received"* ]]
+	result "ping $g over ${QHCA_NETDEV:-none}: 3 of 3 answered"
 done
 
-# gid_index DEV ADDR: the index of DEV's GID ::ffff:ADDR (RoCEv2 over IPv4),
-# once ib_core has put it in the table.
+# gid_index DEV NETDEV ADDR: the index of DEV's RoCE v2 GID ::ffff:ADDR on
+# NETDEV, as ib_core fills the table from the interface's addresses (and
+# show_gids reads it): sysfs gids/N, gid_attrs/types/N, gid_attrs/ndevs/N.
 gid_index() {
-	local want f end=$((SECONDS + 30))
+	local want f i p end=$((SECONDS + 30))
 	local -a b
-	IFS=. read -r -a b <<< "$2"
+	IFS=. read -r -a b <<< "$3"
 	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${b[@]}")
+	p=/sys/class/infiniband/$1/ports/1
 	while [ $SECONDS -lt $end ]; do
-		for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-			[ "$(cat "$f" 2>/dev/null)" = "$want" ] && { echo "${f##*/}"; return 0; }
+		for f in "$p"/gids/*; do
+			i=${f##*/}
+			[ "$(cat "$f" 2>/dev/null)" = "$want" ] &&
+			[ "$(cat "$p/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
+			[ "$(cat "$p/gid_attrs/ndevs/$i" 2>/dev/null)" = "$2" ] &&
+				{ echo "$i"; return 0; }
 		done
 		sleep 0.2
 	done
 	return 1
 }
 
-# pingpong DEV GID PORT [SERVER]: ibv_rc_pingpong with the received buffer
-# checked (-c: the server checks what the client sent); a client retries
-# while the server is not listening yet.  Fails on "invalid data", which
-# the tool prints without failing.
-pingpong() {
-	local dev=$1 gid=$2 port=$3 end=$((SECONDS + wait_s)) out rc
-	shift 3
+# The RDMA device each guest has on the segment: a qhca guest's qhca0 when
+# its port is the segment's (QHCA_WIRE=eth); the peer's rxe0; with the
+# loopback wire, an rxe1 that g1 puts on its virtio-net to pair with the
+# peer (rxe<->rxe).  Empty: the guest takes part in no pair.
+seg_dev() {
+	case $1 in
+	rxe) echo rxe0 ;;
+	g1)
+		if [ "$wire" = eth ]; then
+			echo qhca0
+		elif [[ " ${names[*]} " == *" rxe "* ]]; then
+			echo rxe1
+		fi
+		;;
+	g*) [ "$wire" != eth ] || echo qhca0 ;;
+	esac
+}
+rdev=$(seg_dev "$me")
+if [ "$rdev" = rxe1 ]; then
+	modprobe rdma_rxe && rdma link add rxe1 type rxe netdev "$QHCA_NETDEV"
+	result "rdma link add rxe1 on $QHCA_NETDEV"
+fi
+gid=""
+if [ -n "$rdev" ]; then
+	gid=$(gid_index "$rdev" "${QHCA_NETDEV:-none}" "$my_addr")
+	[ -n "$gid" ]
+	result "$rdev has the RoCE v2 GID ::ffff:$my_addr on ${QHCA_NETDEV:-none} (index ${gid:-none})"
+	# The table as ibv_devinfo -v shows it, for the log.
+	ibv_devinfo -v -d "$rdev" | grep -E 'GID\[' | show
+fi
+
+# run_tool TOOL PORT [SERVER]: one stock tool's run as the server (no
+# SERVER) or as SERVER's client, on $rdev and $gid, output as diagnostics;
+# a client retries while the server is not listening yet.  Fails unless
+# the tool exits 0 and prints what a complete run prints; a pingpong's
+# "invalid data" (-c: the received buffer is checked) fails it too, as the
+# tool itself does not.
+run_tool() {
+	local tool=$1 port=$2 end=$((SECONDS + wait_s)) out rc done_re
+	local -a cmd
+	shift 2
+	case $tool in
+	rc|uc|srq)
+		cmd=(ibv_"$tool"_pingpong -d "$rdev" -g "$gid" -p "$port" -c -s 4096 -n 100)
+		done_re="100 iters in" ;;
+	ud)
+		# One message must fit one packet of the port's MTU (1024 on a
+		# 1500-byte Ethernet MTU).
+		cmd=(ibv_ud_pingpong -d "$rdev" -g "$gid" -p "$port" -c -s 512 -n 100)
+		done_re="100 iters in" ;;
+	write_bw)
+		cmd=(ib_write_bw -d "$rdev" -x "$gid" -p "$port" -F -s 65536 -n 200)
+		done_re="^ *65536 +200 " ;;
+	*)
+		echo "# run_tool: unknown tool $tool"
+		return 1 ;;
+	esac
 	while :; do
-		out=$(timeout "$wait_s" ibv_rc_pingpong -d "$dev" -g "$gid" -p "$port" -c \
-			-s 4096 -n 200 "$@" 2>&1)
+		out=$(timeout "$wait_s" "${cmd[@]}" "$@" 2>&1)
 		rc=$?
 		if [ $rc = 0 ] || [ $# = 0 ] || [ $SECONDS -ge $end ] ||
 		   [[ $out != *"Couldn't connect"* ]]; then
@@ -162,35 +247,86 @@ pingpong() {
 		fi
 		sleep 0.5
 	done
-	printf '%s\n' "$out" | sed 's/^/# /'
-	[ $rc = 0 ] && [[ $out != *"invalid data"* ]] && [[ $out == *"200 iters in"* ]]
+	show <<< "$out"
+	[ $rc = 0 ] && [[ $out != *"invalid data"* ]] && grep -qE "$done_re" <<< "$out"
 }
 
-# RoCEv2 across the segment: rxe0 on the peer, rxe1 on g1.
-if [ "$me" = rxe ] || { [ "$me" = g1 ] && [[ " ${names[*]} " == *" rxe "* ]]; }; then
-	if [ "$me" = g1 ]; then
-		modprobe rdma_rxe && rdma link add rxe1 type rxe netdev "$QHCA_NETDEV"
-		result "rdma link add rxe1 on $QHCA_NETDEV"
-		rdev=rxe1 other=rxe
+# What every pair runs, in this order, each tool with the lower guest of
+# the pair serving first.
+tools=(rc uc ud srq write_bw)
+declare -A tool_name=(
+	[rc]="ibv_rc_pingpong -c" [uc]="ibv_uc_pingpong -c"
+	[ud]="ibv_ud_pingpong -c" [srq]="ibv_srq_pingpong -c"
+	[write_bw]="ib_write_bw -x"
+)
+
+# barrier PAIR OTHER LOWER: both guests of pair number PAIR are here, each
+# done with its earlier pairs: the lower one (LOWER=1) serves one answer on
+# 18400+PAIR, the other asks it, for at most $arrive_s seconds.
+barrier() {
+	local port=$((18400 + $1))
+	if [ "$3" = 1 ]; then
+		python3 -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(1)
+s.settimeout(float(sys.argv[3]))
+while True:
+    c, _ = s.accept()
+    c.settimeout(10)
+    try:
+        who = c.makefile().readline().strip()
+        c.sendall(b"here\n")
+    except OSError:
+        who = ""
+    c.close()
+    if who == sys.argv[2]:
+        break
+' "$port" "$2" "$arrive_s" 2>/dev/null
 	else
-		rdev=rxe0 other=g1
+		[ "$(ask "$(resolve "$2")" "$port" "$arrive_s")" = here ]
 	fi
-	gid=$(gid_index "$rdev" "$my_addr")
-	[ -n "$gid" ]
-	result "$rdev has the RoCEv2 GID ::ffff:$my_addr (index ${gid:-none})"
-	# Both guests take 18515 first, then 18516: rxe serves first.
-	if [ "$me" = rxe ]; then
-		pingpong "$rdev" "${gid:-1}" 18515
-		result "ibv_rc_pingpong $rdev <- $other: served, data checked"
-		pingpong "$rdev" "${gid:-1}" 18516 "$other"
-		result "ibv_rc_pingpong $rdev -> $other: client"
-	else
-		pingpong "$rdev" "${gid:-1}" 18515 "$other"
-		result "ibv_rc_pingpong $rdev -> $other: client"
-		pingpong "$rdev" "${gid:-1}" 18516
-		result "ibv_rc_pingpong $rdev <- $other: served, data checked"
-	fi
-fi
+}
+
+# The pairs, in one order every guest computes alike: (a, b) for every a
+# before b in QHCA_GUESTS, both with a device on the segment.  A guest runs
+# its own pairs in that order, each after a barrier with its partner, so
+# no tool waits on a partner that is still busy with another pair.
+pair=0
+for ((i = 0; i < ${#names[@]}; i++)); do
+	for ((j = i + 1; j < ${#names[@]}; j++)); do
+		pa=${names[i]} pb=${names[j]}
+		pair=$((pair + 1))
+		[ "$me" = "$pa" ] || [ "$me" = "$pb" ] || continue
+		if [ -z "$(seg_dev "$pa")" ] || [ -z "$(seg_dev "$pb")" ]; then
+			continue
+		fi
+		if [ "$me" = "$pa" ]; then other=$pb lower=1; else other=$pa lower=0; fi
+		odev=$(seg_dev "$other")
+		if ! barrier "$pair" "$other" "$lower"; then
+			not_ok "$other is ready for the pair $rdev<->$odev within ${arrive_s}s"
+			continue
+		fi
+		ok "$other is ready for the pair $rdev<->$odev"
+		[ -n "$gid" ] || continue
+		port=$((18500 + pair * 20))
+		for t in "${tools[@]}"; do
+			# The lower guest serves first, then the other.
+			for serve in 1 0; do
+				port=$((port + 1))
+				if [ "$serve" = "$lower" ]; then
+					run_tool "$t" "$port"
+					result "${tool_name[$t]} $rdev <- $other ($odev): served"
+				else
+					run_tool "$t" "$port" "$other"
+					result "${tool_name[$t]} $rdev -> $other ($odev): client"
+				fi
+			done
+		done
+	done
+done
 
 wait "$info_pid"
 result "every other guest (${others[*]}) asked this one"
