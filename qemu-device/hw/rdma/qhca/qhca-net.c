@@ -276,7 +276,8 @@ static void qhca_net_rx_flush_bh(void *opaque)
 }
 
 /*
- * Is @frame RoCEv2 for one of the port's GIDs?  QHCA_NET_ROCE_OURS with
+ * Is @frame RoCEv2 for one of the port's GIDs, or a multicast group a QP
+ * of the port joined?  QHCA_NET_ROCE_OURS with
  * @pkt decoded if so; QHCA_NET_ROCE_DROPPED if it is but failed a check
  * (counted and traced); QHCA_NET_ROCE_NOT if it is anything else.
  */
@@ -289,12 +290,8 @@ QhcaNetRoce qhca_net_roce_take(QhcaState *s, const uint8_t *frame,
     if (!qhca_roce_classify(frame, len, dgid)) {
         return QHCA_NET_ROCE_NOT;
     }
-    /*
-     * Only unicast to an address of the GID table for now: multicast
-     * groups (mckey) are not looked up yet, so those frames go to the NIC
-     * with the rest, as the spec has it for any IP not the port's.
-     */
-    if (qhca_gid_find(s, dgid) < 0) {
+    /* Any other IP goes to the NIC, as the spec has it. */
+    if (qhca_gid_find(s, dgid) < 0 && !qhca_mcast_has_gid(s, dgid)) {
         return QHCA_NET_ROCE_NOT;
     }
     why = qhca_roce_decode(frame, len, pkt);

@@ -258,6 +258,7 @@ static void qhca_wire_send_eth(QhcaState *s, QhcaPacket *pkt)
     uint8_t frame[QHCA_ROCE_FRAME_MAX];
     QhcaPacket *in;
     bool v4 = qhca_gid_is_v4(pkt->sgid);
+    bool local, group;
     size_t len;
 
     if (!pkt->has_grh || buffer_is_zero(pkt->sgid, sizeof(pkt->sgid))) {
@@ -278,14 +279,22 @@ static void qhca_wire_send_eth(QhcaState *s, QhcaPacket *pkt)
         return;
     }
     assert(len <= sizeof(frame));
-    if (qhca_gid_find(s, pkt->dgid) < 0) {
+    local = qhca_gid_find(s, pkt->dgid) >= 0;
+    /*
+     * A group our own QPs joined gets it too, as on the IB port, where the
+     * switch forwards it back: our own frame never comes back (qhca-net.c
+     * drops the echoes of a multicast backend).
+     */
+    group = !local && qhca_mcast_has_gid(s, pkt->dgid);
+    qhca_wire_free(s, pkt);
+    if (!local) {
         qhca_net_tx(s, frame, len);
-        qhca_wire_free(s, pkt);
-        return;
+        if (!group) {
+            return;
+        }
     }
     /* To ourselves: through the receive checks, onto the queue. */
     in = qhca_wire_alloc(s);
-    qhca_wire_free(s, pkt);
     if (qhca_net_roce_take(s, frame, len, in) != QHCA_NET_ROCE_OURS) {
         qhca_wire_free(s, in);
         return;
