@@ -39,6 +39,7 @@ const char qhca_roce_bad_icrc[] = "bad ICRC";
 #define IP4_VER_IHL             0x45    /* version 4, no options */
 #define IP4_DF                  0x4000
 #define IP4_FRAG                0x3fff  /* MF and the fragment offset */
+#define IP4_FRAG_OFFSET         0x1fff
 #define IP6_HLEN                40
 #define IP_PROTO_UDP            17
 #define UDP_HLEN                8
@@ -368,7 +369,11 @@ size_t qhca_roce_encode(const QhcaPacket *pkt, uint8_t *frame)
     return p - frame;
 }
 
-/* The UDP header of an unfragmented (or first) IP datagram, or NULL. */
+/*
+ * The UDP header of an unfragmented (or first) IP datagram, or NULL.  A
+ * VLAN-tagged frame is not one: it is the NIC's, as the spec has it, for
+ * the guest's VLAN devices.
+ */
 static const uint8_t *qhca_roce_udp(const uint8_t *frame, size_t len,
                                     uint8_t gid[16])
 {
@@ -381,7 +386,7 @@ static const uint8_t *qhca_roce_udp(const uint8_t *frame, size_t len,
     switch (lduw_be_p(frame + ETH_TYPE_OFF)) {
     case ETH_TYPE_IPV4:
         if (len < QHCA_ETH_HLEN + IP4_HLEN || ip[0] >> 4 != 4 ||
-            ip[9] != IP_PROTO_UDP || (lduw_be_p(ip + 6) & 0x1fff)) {
+            ip[9] != IP_PROTO_UDP || (lduw_be_p(ip + 6) & IP4_FRAG_OFFSET)) {
             return NULL;
         }
         /* Options are refused by the decoder, but the frame is RoCEv2. */
