@@ -99,11 +99,16 @@ static u32 qhca_num_ceqs(struct qhca_dev *dev, int vectors)
 	return max_eq > 1 ? min(n, max_eq - 1) : 0;
 }
 
-/* The attributes carry one port, one GID and one P_Key. */
+/*
+ * The attributes carry one port and one P_Key; one GID on an IB port, a
+ * table that SET_GID fills on an Ethernet port (1.5).
+ */
 static int qhca_check_attrs(struct qhca_dev *dev)
 {
+	u16 gids = qhca_is_eth(dev) ? QHCA_ROCE_GID_TBL_LEN : 1;
+
 	if (dev->attr.num_ports != 1 ||
-	    le16_to_cpu(dev->port.gid_tbl_len) != 1 ||
+	    le16_to_cpu(dev->port.gid_tbl_len) != gids ||
 	    le16_to_cpu(dev->port.pkey_tbl_len) != 1) {
 		dev_err(&dev->pdev->dev,
 			"unsupported: %u ports, %u GIDs, %u P_Keys\n",
