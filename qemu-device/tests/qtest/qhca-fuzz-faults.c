@@ -57,7 +57,7 @@ uint8_t fzv_inject(Fz *f, uint16_t type, uint32_t handle)
 /* Fault injection and the link                                        */
 
 /* Pull or reconnect the cable (the link-up property), as the host. */
-static void fzv_cable(Fz *f, bool up)
+void fzv_cable(Fz *f, bool up)
 {
     QDict *rsp = qtest_qmp(f->t->qts, "{'execute': 'qom-set', 'arguments': "
                            "{'path': '/machine/peripheral/" FZ_QOM_ID "', "

@@ -118,6 +118,7 @@ static int fzv_free_qp_slot(Fz *f)
         return -1;
     }
     f->qp_live[i] = false;
+    fze_destroyed(f, f->qp[i].qpn);
     return i;
 }
 
@@ -346,7 +347,7 @@ static uint8_t fzv_connect(Fz *f, int a, uint32_t dest)
     m[1].qkey = cpu_to_le32(FZV_QKEY);
     m[2].attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | (ud ? 0 : rtr));
     m[2].state = QHCA_QPS_RTR;
-    m[2].dlid = cpu_to_le16(QT_LID);
+    m[2].dlid = cpu_to_le16(f->eth ? 0 : QT_LID);
     m[2].path_mtu = 1 + fz_below(f, 5);
     m[2].dest_qpn = cpu_to_le32(dest);
     m[2].rq_psn = cpu_to_le32(fzv_psn(dest));
@@ -363,6 +364,10 @@ static uint8_t fzv_connect(Fz *f, int a, uint32_t dest)
     for (i = 0; i < 4 && status == QHCA_AQ_SUCCESS; i++) {
         m[i].qpn = cpu_to_le32(qp->qpn);
         status = qt_cmd(f->t, QHCA_CMD_MODIFY_QP, &m[i], sizeof(m[i]), NULL);
+        if (i == 0 && f->eth && !ud && status == QHCA_AQ_SUCCESS) {
+            /* On Ethernet the peer's address comes first (RESET drops it). */
+            status = fze_av(f, a, dest);
+        }
     }
     qp->sq_pi = qp->rq_pi = 0;
     fz_pair(f, "fzv-connect", type, status);
@@ -1195,5 +1200,1243 @@ void fzv_cmd(Fz *f)
         fzv_submit(f, QHCA_CMD_CREATE_QP, &c, sizeof(c), true, NULL);
         break;
     }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The Ethernet port (1.5): the fuzzer is the rest of the segment      */
+
+/*
+ * A run with the Ethernet port has the device on a socket netdev whose
+ * other end the fuzzer holds (qt_start_eth()).  It plays every peer the
+ * device's QPs are connected to, at qt_peer_mac, 10.0.0.2 and fd00::2:
+ * frames it builds from what it knows (QUERY_QP's PSNs, the physical
+ * MR's key, live and destroyed QPs), the requests the device sends it
+ * answered (or not) with ACKs, NAKs of every syndrome, READ responses,
+ * atomic ACKs and duplicates, every one now and then mutated (bit flips,
+ * truncation at each header, lying lengths, a bad ICRC, the wrong IP
+ * version, IPv4 options, VLAN tags, runts, 9 KiB and more); plain
+ * Ethernet frames for the NIC; SET_GID and SET_QP_AV good and bad; GSI
+ * and RAW_ETH QPs.  The ICRC is the fuzzer's own (qt_icrc()).
+ */
+
+#define FZE_REQS            32      /* requests of the device to answer */
+#define FZE_DEAD            8       /* destroyed QPNs to aim frames at */
+/* Above 9 KiB, well below the 64 KiB QEMU's socket backend takes. */
+#define FZE_FRAME_MAX       (16 * 1024)
+#define FZE_IB_MAX          (FZE_FRAME_MAX - QT_ROCE_HDR_MAX - QT_ICRC_LEN)
+#define FZE_SAFE_ADDR       (RAM_END - 4096)
+/* QPNs whose address vector's IP version the model keeps (max-qps=12). */
+#define FZE_QPNS            64
+
+/* A request the device sent to a peer, which the fuzzer may answer. */
+typedef struct FzeReq {
+    uint32_t qpn;               /* the device QP that sent it (as guessed) */
+    uint8_t opcode;             /* the BTH opcode byte */
+    uint32_t psn;
+    uint32_t len;               /* RDMA READ: the DMA length */
+    QtRoceAddr back;            /* the addresses of an answer */
+} FzeReq;
+
+struct FzEth {
+    uint32_t peer[FZ_NQP];      /* the peer QPN QP slot i sends to */
+    /*
+     * The IP version of QP n's AV, by QP number: a connected QP takes
+     * frames only from its peer's address to its own.
+     */
+    bool v6[FZE_QPNS];
+    uint32_t dead[FZE_DEAD];
+    unsigned ndead;
+    FzeReq req[FZE_REQS];
+    unsigned nreq;              /* requests seen, free-running */
+    uint32_t msn;
+    size_t last_len;
+    uint8_t last[FZE_FRAME_MAX];    /* the last good frame, to repeat */
+    uint8_t frame[FZE_FRAME_MAX];
+    uint8_t ib[FZE_IB_MAX];
+    uint8_t rx[FZE_FRAME_MAX];
+};
+
+void fze_init(Fz *f)
+{
+    f->eth = g_new0(FzEth, 1);
+}
+
+void fze_fini(Fz *f)
+{
+    g_free(f->eth);
+    f->eth = NULL;
+}
+
+/* After fz_resync's reset: the port's addresses, and a model afresh. */
+void fze_resynced(Fz *f)
+{
+    FzEth *e = f->eth;
+
+    memset(e->peer, 0, sizeof(e->peer));
+    e->nreq = 0;
+    e->last_len = 0;
+    qt_eth_gids(f->t);
+}
+
+void fze_destroyed(Fz *f, uint32_t qpn)
+{
+    FzEth *e = f->eth;
+
+    if (e) {
+        e->dead[e->ndead++ % FZE_DEAD] = qpn;
+    }
+}
+
+/* QP slot @slot's address vector: to the peer's QP @dest, v4 or v6. */
+uint8_t fze_av(Fz *f, int slot, uint32_t dest)
+{
+    FzEth *e = f->eth;
+    bool v6 = fz_chance(f, 40);
+    uint8_t status;
+
+    status = qt_set_qp_av(f->t, f->qp[slot].qpn, v6 ? QT_GID_IP6 : QT_GID_IP4,
+                          v6 ? qt_peer_ip6 : qt_peer_ip4, qt_peer_mac);
+    fz_pair(f, "cmd", QHCA_CMD_SET_QP_AV, status);
+    if (status == QHCA_AQ_SUCCESS) {
+        e->peer[slot] = dest;
+        e->v6[f->qp[slot].qpn % FZE_QPNS] = v6;
+    }
+    return status;
+}
+
+/* The IP version of frames to QP @qpn: its AV's, as far as known. */
+static bool fze_v6(Fz *f, uint32_t qpn)
+{
+    return qpn < FZE_QPNS ? f->eth->v6[qpn] : fz_chance(f, 30);
+}
+
+/*
+ * Mostly a link that is up, for frames to pass: the guest's LINK_DOWN
+ * undone, the cable put back in.
+ */
+static void fze_link(Fz *f)
+{
+    if (f->link_injected_down && fz_chance(f, 80) &&
+        fzv_inject(f, QHCA_FAULT_LINK_UP, 0) == QHCA_AQ_SUCCESS) {
+        f->link_injected_down = false;
+    }
+    if (f->cable_pulled && fz_chance(f, 80)) {
+        fzv_cable(f, true);
+    }
+}
+
+/* hx_connect() on Ethernet: the address vector first, and no DLID. */
+uint8_t fze_connect_rc(Fz *f, int slot, uint32_t dest)
+{
+    QhcaQp *qp = &f->qp[slot];
+    QhcaPath path = qt_rc_path;
+    uint8_t status = fze_av(f, slot, dest);
+
+    if (status != QHCA_AQ_SUCCESS) {
+        return status;
+    }
+    path.dlid = 0;
+    path.rq_psn = 0x100 + dest;
+    path.sq_psn = 0x100 + qp->qpn;
+    path.timeout = 10;
+    path.retry_cnt = 1;
+    path.rnr_retry = 1;
+    return qt_try_connect(f->t, qp->qpn, dest, &path);
+}
+
+/* A UD WQE's address on Ethernet: mostly the peer's, with its MAC. */
+void fze_ud_av(Fz *f, struct qhca_sq_wqe_ud *u)
+{
+    bool v6 = fz_chance(f, 40);
+
+    u->av_flags = fz_chance(f, 95) ? QHCA_AV_F_GRH : 0;
+    u->dlid = 0;
+    memcpy(u->dgid, v6 ? qt_peer_ip6 : qt_peer_ip4, 16);
+    u->sgid_index = v6 ? QT_GID_IP6 : QT_GID_IP4;
+    memcpy(u->dmac, qt_peer_mac, 6);
+    switch (fz_below(f, 12)) {
+    case 0:
+        u->sgid_index = fz_below(f, 20);
+        break;
+    case 1:
+        memcpy(u->dgid, v6 ? qt_peer_ip4 : qt_peer_ip6, 16);
+        break;
+    case 2:
+        u->dmac[0] = fz_chance(f, 50) ? 0x01 : 0;   /* multicast, or zero */
+        if (!u->dmac[0]) {
+            memset(u->dmac, 0, 6);
+        }
+        break;
+    case 3:
+        memcpy(u->dmac, qt_eth_mac, 6);    /* to itself: nobody answers */
+        break;
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Frames: building, mutating, sending                                 */
+
+static size_t fze_put(uint8_t *p, uint64_t v, unsigned bytes)
+{
+    unsigned i;
+
+    for (i = 0; i < bytes; i++) {
+        p[i] = v >> (8 * (bytes - 1 - i));
+    }
+    return bytes;
+}
+
+static size_t fze_reth(Fz *f, uint8_t *p, uint64_t va, uint32_t rkey,
+                       uint32_t len)
+{
+    fze_put(p, va, 8);
+    fze_put(p + 8, rkey, 4);
+    fze_put(p + 12, len, 4);
+    return QT_RETH_LEN;
+}
+
+static size_t fze_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn)
+{
+    p[0] = syndrome;
+    fze_put(p + 1, msn, 3);
+    return QT_AETH_LEN;
+}
+
+/* @n bytes of payload at @p, random, with the pad the BTH will claim. */
+static size_t fze_payload(Fz *f, uint8_t *p, uint32_t n)
+{
+    uint32_t i;
+
+    for (i = 0; i < n; i += 4) {
+        uint32_t r = g_rand_int(f->r);
+
+        memcpy(p + i, &r, MIN(4, n - i));
+    }
+    for (; n % 4; n++) {
+        p[n] = 0;
+    }
+    return n;
+}
+
+/*
+ * Where a remote write of @len bytes may land: scratch mostly, anywhere
+ * else now and then (the BARs, past RAM, past 2^64), never the admin
+ * rings the fuzzer reads its completions from.
+ */
+static uint64_t fze_va(Fz *f, uint32_t len, bool align8)
+{
+    uint64_t va = fz_chance(f, 80) ?
+                  f->scratch + FZ_SCRATCH / 2 +
+                  8 * fz_below(f, (FZ_SCRATCH / 2 - 65536) / 8) :
+                  fz_addr(f, len);
+
+    if (align8 && fz_chance(f, 90)) {
+        va &= ~7ull;
+    }
+    if (fz_hits_admin(f, va, MAX(len, 1))) {
+        va = FZE_SAFE_ADDR;
+    }
+    return va;
+}
+
+static uint32_t fze_rkey(Fz *f)
+{
+    return fz_chance(f, 75) ? f->phys_key : fz_key(f);
+}
+
+/*
+ * Change a frame as a broken or hostile sender would: one of the ways a
+ * parser goes wrong, the ICRC made right again or not.  *len may grow
+ * (up to FZE_FRAME_MAX) or shrink.
+ */
+static void fze_mutate(Fz *f, uint8_t *fr, size_t *len)
+{
+    uint16_t type = *len >= 14 ? fr[12] << 8 | fr[13] : 0;
+    size_t ip = 14, iplen = type == 0x86dd ? 40 : 20, n = *len;
+    size_t cuts[] = {
+        0, 1 + fz_below(f, 13), 14, ip + 1 + fz_below(f, iplen - 1),
+        ip + iplen, ip + iplen + 4, ip + iplen + 8, ip + iplen + 8 + 6,
+        ip + iplen + 8 + 12, ip + iplen + 8 + 12 + fz_below(f, 28),
+        n - 4, n - 1 - fz_below(f, 3),
+    };
+    bool reseal = fz_chance(f, 60);
+    unsigned k = fz_below(f, 16);
+
+    fz_pair(f, "eth-mutate", k, reseal);
+    switch (k) {
+    case 0:     /* bit flips */
+    case 1: {
+        unsigned m = 1 + fz_below(f, 4);
+
+        while (m-- && n) {
+            fr[fz_below(f, n)] ^= 1u << fz_below(f, 8);
+        }
+        break;
+    }
+    case 2:     /* truncated at (or in) a header */
+        n = MIN(n, cuts[fz_below(f, ARRAY_SIZE(cuts))]);
+        reseal = false;
+        break;
+    case 3:     /* the IP length lies */
+        if (n >= ip + iplen) {
+            uint16_t v = fz_chance(f, 50) ? fz_interesting(f) :
+                         (uint16_t)(lduw_be_p(fr + ip + (iplen == 40 ? 4 : 2)) +
+                                    (int)fz_below(f, 17) - 8);
+
+            stw_be_p(fr + ip + (iplen == 40 ? 4 : 2), v);
+        }
+        break;
+    case 4:     /* the UDP length lies */
+        if (n >= ip + iplen + 8) {
+            stw_be_p(fr + ip + iplen + 4, fz_chance(f, 50) ?
+                     (uint16_t)fz_interesting(f) :
+                     (uint16_t)(lduw_be_p(fr + ip + iplen + 4) +
+                                (int)fz_below(f, 17) - 8));
+        }
+        break;
+    case 5:     /* a bad ICRC */
+        if (n) {
+            fr[n - 1 - fz_below(f, MIN(n, 4))] ^= 1 + fz_below(f, 255);
+        }
+        reseal = false;
+        break;
+    case 6:     /* the wrong IP version for the ethertype */
+        if (n > ip) {
+            uint8_t v = fz_chance(f, 70) ? (type == 0x86dd ? 4 : 6) :
+                        fz_below(f, 16);
+
+            fr[ip] = (fr[ip] & 0x0f) | v << 4;
+        }
+        break;
+    case 7:     /* IPv4 options: the header grows, what follows moves */
+        if (type == 0x0800 && n + 40 <= FZE_FRAME_MAX && n >= ip + 20) {
+            unsigned words = 1 + fz_below(f, 10);
+
+            memmove(fr + ip + 20 + 4 * words, fr + ip + 20, n - ip - 20);
+            memset(fr + ip + 20, 1, 4 * words);     /* NOPs */
+            fr[ip] = 0x40 | (5 + words);
+            stw_be_p(fr + ip + 2, lduw_be_p(fr + ip + 2) + 4 * words);
+            n += 4 * words;
+        }
+        break;
+    case 8:     /* a VLAN tag (or two) */
+        if (n + 8 <= FZE_FRAME_MAX && n >= 12) {
+            unsigned tags = fz_chance(f, 80) ? 1 : 2, i;
+
+            memmove(fr + 12 + 4 * tags, fr + 12, n - 12);
+            for (i = 0; i < tags; i++) {
+                stw_be_p(fr + 12 + 4 * i, i ? 0x8100 :
+                         fz_chance(f, 80) ? 0x8100 : 0x88a8);
+                stw_be_p(fr + 14 + 4 * i, fz_below(f, 0x10000));
+            }
+            n += 4 * tags;
+        }
+        break;
+    case 9:     /* a runt */
+        n = MIN(n, fz_below(f, 60));
+        break;
+    case 10:    /* a fragment, TTL 0, a bad header checksum */
+        if (type == 0x0800 && n >= ip + 20) {
+            switch (fz_below(f, 3)) {
+            case 0:
+                stw_be_p(fr + ip + 6, fz_chance(f, 50) ? 0x2000 :
+                         fz_below(f, 0x2000));
+                break;
+            case 1:
+                fr[ip + 8] = 0;
+                break;
+            default:
+                fr[ip + 10] ^= 0xff;
+                break;
+            }
+        } else if (n >= ip + 8) {
+            fr[ip + 7] = 0;
+        }
+        break;
+    case 11:    /* the MACs: from itself, to everyone, to someone else */
+        if (n >= 12) {
+            switch (fz_below(f, 4)) {
+            case 0:
+                memcpy(fr + 6, qt_eth_mac, 6);
+                break;
+            case 1:
+                memset(fr, 0xff, 6);
+                break;
+            case 2:
+                fr[0] = 0x33;
+                fr[1] = 0x33;
+                break;
+            default:
+                fr[5] ^= 0x40;
+                break;
+            }
+        }
+        break;
+    case 12:    /* the BTH: TVer, P_Key, pad count, reserved bits */
+        if (n >= ip + iplen + 8 + 12) {
+            uint8_t *b = fr + ip + iplen + 8;
+
+            switch (fz_below(f, 4)) {
+            case 0:
+                b[1] |= 1 + fz_below(f, 15);
+                break;
+            case 1:
+                stw_be_p(b + 2, fz_chance(f, 50) ? 0x7fff : fz_below(f, 0x10000));
+                break;
+            case 2:
+                b[1] ^= 0x30;
+                break;
+            default:
+                b[4] = 1 + fz_below(f, 255);
+                break;
+            }
+        }
+        break;
+    case 13:    /* the addresses: an IP not the port's, or the port's own */
+        if (n >= ip + iplen) {
+            size_t d = ip + (iplen == 40 ? 24 : 16);
+            size_t s = ip + (iplen == 40 ? 8 : 12);
+
+            if (fz_chance(f, 50)) {
+                fr[d + (iplen == 40 ? 15 : 3)] ^= 1 + fz_below(f, 255);
+            } else {
+                memcpy(fr + s, fr + d, iplen == 40 ? 16 : 4);
+            }
+        }
+        break;
+    case 14:    /* 9 KiB and more: the frame grows, its lengths with it */
+        if (n >= ip + iplen + 8 + 12 + 4) {
+            size_t grow = MIN((size_t)(8000 + fz_below(f, 8000)),
+                              FZE_FRAME_MAX - n) & ~3ul;
+
+            memset(fr + n, 0xa5, grow);
+            n += grow;
+            stw_be_p(fr + ip + (iplen == 40 ? 4 : 2),
+                     n - ip - (iplen == 40 ? 40 : 0));
+            stw_be_p(fr + ip + iplen + 4, n - ip - iplen);
+        }
+        break;
+    default:    /* the UDP port: RoCEv2's neighbours */
+        if (n >= ip + iplen + 4) {
+            stw_be_p(fr + ip + iplen + 2, QT_ROCE_PORT - 1 +
+                     2 * fz_below(f, 2));
+        }
+        break;
+    }
+    if (type == 0x0800 && n >= ip + 20 && (fr[ip] & 0xf0) == 0x40 &&
+        k != 10 && fz_chance(f, 90)) {
+        /* The header checksum right again, so that the rest is reached. */
+        unsigned ihl = (fr[ip] & 0xf) * 4;
+        uint32_t sum = 0;
+        size_t i;
+
+        if (ihl >= 20 && n >= ip + ihl) {
+            stw_be_p(fr + ip + 10, 0);
+            for (i = 0; i < ihl; i += 2) {
+                sum += lduw_be_p(fr + ip + i);
+            }
+            while (sum >> 16) {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            stw_be_p(fr + ip + 10, ~sum);
+        }
+    }
+    if (reseal && n >= 4) {
+        qt_roce_seal(fr, n);
+    }
+    *len = n;
+}
+
+/* Put @len bytes of frame on the wire; a good one is kept to repeat. */
+static void fze_wire(Fz *f, uint8_t *fr, size_t len, bool mutate)
+{
+    FzEth *e = f->eth;
+
+    if (mutate) {
+        fze_mutate(f, fr, &len);
+    } else if (fr != e->last) {
+        memcpy(e->last, fr, len);
+        e->last_len = len;
+    }
+    qt_wire_send(f->t, fr, len);
+}
+
+/* The RoCEv2 frame of the @n IB bytes in e->ib, mutated now and then. */
+static void fze_send_ib(Fz *f, const QtRoceAddr *a, size_t n)
+{
+    FzEth *e = f->eth;
+    size_t len = qt_roce_frame(a, e->ib, n, e->frame);
+
+    fze_wire(f, e->frame, len, fz_chance(f, 25));
+}
+
+/* ------------------------------------------------------------------ */
+/* What the device sends                                               */
+
+static bool fze_is_request(uint8_t opcode)
+{
+    uint8_t op = opcode & 0x1f;
+
+    return (opcode & 0xe0) != QT_IB_UD && (opcode & 0xe0) != QT_IB_UC &&
+           (op <= QT_IB_READ_REQUEST || op == QT_IB_CMP_SWAP ||
+            op == QT_IB_FETCH_ADD || op == QT_IB_SEND_LAST_INV ||
+            op == QT_IB_SEND_ONLY_INV);
+}
+
+/* Which device QP talks to peer QP @peer: one whose AV says so, or any. */
+static uint32_t fze_sender(Fz *f, uint32_t peer)
+{
+    int i;
+
+    for (i = 0; i < FZ_NQP; i++) {
+        if (f->qp_live[i] && f->eth->peer[i] == peer) {
+            return f->qp[i].qpn;
+        }
+    }
+    return fz_qpn(f);
+}
+
+/*
+ * Read every frame the device sent: RoCEv2 requests are kept for
+ * fze_answer(); each kind of frame, and whether its ICRC was right, is
+ * an outcome.
+ */
+void fze_drain(Fz *f)
+{
+    FzEth *e = f->eth;
+    ssize_t n;
+    int k;
+
+    for (k = 0; k < 512; k++) {
+        QtRoce r;
+
+        n = qt_wire_recv(f->t, e->rx, sizeof(e->rx), 0);
+        if (n < 0) {
+            return;
+        }
+        if (!qt_roce_parse(e->rx, MIN((size_t)n, sizeof(e->rx)), &r)) {
+            fz_pair(f, "tx-eth", n >= 14 ? e->rx[12] << 8 | e->rx[13] : 0,
+                    n >= 14 && !memcmp(e->rx + 6, qt_eth_mac, 6));
+            continue;
+        }
+        fz_pair(f, "tx-roce", r.opcode, r.icrc_ok);
+        if (!r.icrc_ok) {
+            /* Not a finding (no harm to the host), but rxe would drop it. */
+            fprintf(f->report, "note: the device sent opcode 0x%02x PSN "
+                    "0x%06x with a bad ICRC (step %" PRIu64 ")\n", r.opcode,
+                    r.psn, f->steps);
+        }
+        if (fze_is_request(r.opcode)) {
+            FzeReq *q = &e->req[e->nreq++ % FZE_REQS];
+            const uint8_t *b = e->rx + r.ib;
+            size_t reth = QT_BTH_LEN +
+                          ((r.opcode & 0xe0) == QT_IB_XRC ? QT_XRCETH_LEN : 0);
+
+            q->qpn = fze_sender(f, r.qpn);
+            q->opcode = r.opcode;
+            q->psn = r.psn;
+            q->len = (r.opcode & 0x1f) == QT_IB_READ_REQUEST &&
+                     r.ib_len >= reth + QT_RETH_LEN ?
+                     ldl_be_p(b + reth + 12) : 0;
+            memset(&q->back, 0, sizeof(q->back));
+            memcpy(q->back.smac, qt_peer_mac, 6);
+            memcpy(q->back.dmac, r.smac, 6);
+            memcpy(q->back.sgid, r.dgid, 16);
+            memcpy(q->back.dgid, r.sgid, 16);
+            q->back.sport = r.sport;
+            q->back.hop_limit = 64;
+        }
+    }
+}
+
+/* The path MTU in bytes of device QP @qpn, and its QUERY_QP in @a. */
+static uint32_t fze_query(Fz *f, uint32_t qpn, struct qhca_qp_attr *a)
+{
+    struct qhca_cmd_handle h = { .handle = cpu_to_le32(qpn) };
+
+    memset(a, 0, sizeof(*a));
+    if (qt_query(f->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), a, sizeof(*a)) !=
+        QHCA_AQ_SUCCESS) {
+        memset(a, 0, sizeof(*a));
+        a->state = 0xff;
+        return 1024;
+    }
+    return 128u << MIN(MAX(a->path_mtu, 1), 5);
+}
+
+/*
+ * Answer a request the device sent: ACK, NAK with any syndrome, RNR NAK,
+ * its READ response or atomic ACK, a PSN it never sent, a duplicate, or
+ * nothing at all (its retransmission timer then runs on the clock).
+ */
+void fze_answer(Fz *f)
+{
+    FzEth *e = f->eth;
+    struct qhca_qp_attr a;
+    FzeReq *q;
+    uint8_t tr, op;
+    uint32_t mtu, psn;
+    size_t n;
+
+    fze_drain(f);
+    if (!e->nreq) {
+        return;
+    }
+    q = &e->req[(e->nreq - 1 - fz_below(f, MIN(e->nreq, FZE_REQS))) %
+                FZE_REQS];
+    tr = q->opcode & 0xe0;
+    op = q->opcode & 0x1f;
+    psn = q->psn;
+    mtu = fze_query(f, q->qpn, &a);
+    switch (fz_below(f, 10)) {
+    case 0:
+    case 1:
+    case 2:
+        if (op == QT_IB_READ_REQUEST) {
+            /* The READ response, packet by packet, lengths as asked. */
+            uint32_t left = MIN(q->len, 8 * mtu), k = 0;
+
+            do {
+                uint32_t chunk = MIN(left, mtu);
+                uint8_t rop = left <= mtu ? (k ? QT_IB_READ_RESP_LAST :
+                                                 QT_IB_READ_RESP_ONLY) :
+                              k ? QT_IB_READ_RESP_MIDDLE :
+                                  QT_IB_READ_RESP_FIRST;
+
+                if (fz_chance(f, 5)) {
+                    chunk = fz_below(f, 2 * mtu);   /* a lying size */
+                }
+                n = qt_bth(e->ib, tr | rop, false, false, (4 - chunk % 4) % 4,
+                           q->qpn, (psn + k) & 0xffffff);
+                if (rop != QT_IB_READ_RESP_MIDDLE) {
+                    n += fze_aeth(e->ib + n, QT_AETH_ACK | 0x1f, ++e->msn);
+                }
+                n += fze_payload(f, e->ib + n, MIN(chunk, FZE_IB_MAX - n - 8));
+                fze_send_ib(f, &q->back, n);
+                left -= MIN(left, mtu);
+                k++;
+            } while (left && k < 64);
+            fz_pair(f, "eth-answer", op, k);
+            return;
+        }
+        if (op == QT_IB_CMP_SWAP || op == QT_IB_FETCH_ADD) {
+            n = qt_bth(e->ib, tr | QT_IB_ATOMIC_ACK, false, false, 0, q->qpn,
+                       psn);
+            n += fze_aeth(e->ib + n, QT_AETH_ACK | 0x1f, ++e->msn);
+            n += fze_put(e->ib + n, fz_rand64(f), 8);
+            fze_send_ib(f, &q->back, n);
+            fz_pair(f, "eth-answer", op, 0);
+            return;
+        }
+        /* fall through: a plain ACK */
+    case 3:
+    case 4:
+        n = qt_bth(e->ib, tr | QT_IB_ACK, false, false, 0, q->qpn, psn);
+        n += fze_aeth(e->ib + n, QT_AETH_ACK | (fz_chance(f, 80) ? 0x1f :
+                                                fz_below(f, 32)), ++e->msn);
+        break;
+    case 5: {
+        /* NAK: every code, the reserved ones too. */
+        uint8_t code = fz_chance(f, 80) ? fz_below(f, 5) : fz_below(f, 32);
+
+        n = qt_bth(e->ib, tr | QT_IB_ACK, false, false, 0, q->qpn, psn);
+        n += fze_aeth(e->ib + n, QT_AETH_NAK | code, e->msn);
+        break;
+    }
+    case 6:
+        n = qt_bth(e->ib, tr | QT_IB_ACK, false, false, 0, q->qpn, psn);
+        n += fze_aeth(e->ib + n, QT_AETH_RNR_NAK | fz_below(f, 32), e->msn);
+        break;
+    case 7:
+        /* A syndrome of the reserved kind, or a PSN never sent. */
+        n = qt_bth(e->ib, tr | (fz_chance(f, 50) ? QT_IB_ACK :
+                                QT_IB_ATOMIC_ACK), false, false, 0, q->qpn,
+                   fz_chance(f, 50) ? (psn + 1 + fz_below(f, 1 << 23)) &
+                                      0xffffff : psn);
+        n += fze_aeth(e->ib + n, fz_chance(f, 50) ? 0x40 | fz_below(f, 32) :
+                      fz_below(f, 256), e->msn + fz_below(f, 3));
+        n += fze_put(e->ib + n, fz_rand64(f), 8);
+        break;
+    case 8:
+        /* The last frame again: a duplicate on a lossy wire. */
+        if (e->last_len) {
+            fze_wire(f, e->last, e->last_len, false);
+        }
+        fz_pair(f, "eth-answer", 0x100, 0);
+        return;
+    default:
+        fz_pair(f, "eth-answer", 0x101, 0);
+        return;
+    }
+    fze_send_ib(f, &q->back, n);
+    fz_pair(f, "eth-answer", op, 0x200 | e->ib[QT_BTH_LEN]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Frames of the fuzzer's making                                       */
+
+/* A QP to aim a frame at: live, destroyed, QP1, QP0, multicast, any. */
+static uint32_t fze_target(Fz *f)
+{
+    FzEth *e = f->eth;
+    unsigned k = fz_below(f, 20);
+    int slot = fz_slot(f, f->qp_live, FZ_NQP, true);
+
+    if (k < 15 && slot >= 0) {
+        return f->qp[slot].qpn;
+    }
+    switch (k) {
+    case 15:
+    case 16:
+        return e->ndead ? e->dead[fz_below(f, MIN(e->ndead, FZE_DEAD))] : 2;
+    case 17:
+        return QHCA_GSI_QPN;
+    case 18:
+        return fz_chance(f, 50) ? 0 : QHCA_MCAST_QPN;
+    default:
+        return fz_interesting(f) & 0xffffff;
+    }
+}
+
+/* A PSN near what the responder expects: mostly it, else a duplicate, ... */
+static uint32_t fze_psn(Fz *f, uint32_t expected)
+{
+    switch (fz_below(f, 10)) {
+    case 0:
+        return (expected - 1 - fz_below(f, 8)) & 0xffffff;
+    case 1:
+        return (expected + 1 + fz_below(f, 100)) & 0xffffff;
+    case 2:
+        return fz_below(f, 1 << 24);
+    default:
+        return expected;
+    }
+}
+
+/*
+ * A request to a device QP as its peer would send it: of the QP's
+ * transport, at the PSN it expects (mostly), with good keys and
+ * addresses (mostly); a message of several packets now and then.
+ */
+static void fze_request(Fz *f)
+{
+    FzEth *e = f->eth;
+    struct qhca_qp_attr a;
+    uint32_t qpn = fze_target(f);
+    uint32_t mtu = fze_query(f, qpn, &a);
+    uint32_t psn = le32_to_cpu(a.rq_psn), pkts = 1, k;
+    uint8_t tr;
+    QtRoceAddr ad = qt_roce_addr(fze_v6(f, qpn));
+    unsigned kind = fz_below(f, 9);
+    uint64_t va;
+    uint32_t total, rkey = fze_rkey(f);
+
+    ad.sport = 0xc000 | fz_below(f, 0x4000);
+    switch (a.type) {
+    case QHCA_QPT_UC:
+        tr = QT_IB_UC;
+        break;
+    case QHCA_QPT_UD:
+    case QHCA_QPT_GSI:
+        tr = QT_IB_UD;
+        break;
+    case QHCA_QPT_XRC_TGT:
+        tr = QT_IB_XRC;
+        break;
+    default:
+        tr = a.state == 0xff ? 0x20 * fz_below(f, 8) : QT_IB_RC;
+        break;
+    }
+    if (fz_chance(f, 3)) {
+        tr = 0x20 * fz_below(f, 8);
+    }
+    if (tr == QT_IB_UD) {
+        /* SEND_ONLY with a DETH: the QP's Q_Key (mostly), any source. */
+        uint32_t len = fz_chance(f, 90) ? fz_below(f, mtu + 1) :
+                       fz_below(f, 2 * mtu);
+        uint32_t qkey = qpn == QHCA_GSI_QPN && fz_chance(f, 70) ?
+                        QHCA_GSI_QKEY : le32_to_cpu(a.qkey);
+        bool imm = fz_chance(f, 30);
+        size_t n = qt_bth(e->ib, tr | (fz_chance(f, 95) ?
+                          (imm ? QT_IB_SEND_ONLY_IMM : QT_IB_SEND_ONLY) :
+                          fz_below(f, 32)), fz_chance(f, 20), false,
+                          (4 - len % 4) % 4, qpn, fz_below(f, 1 << 24));
+
+        n += fze_put(e->ib + n, fz_chance(f, 85) ? qkey :
+                     (uint32_t)fz_interesting(f), 4);
+        n += fze_put(e->ib + n, fz_below(f, 1 << 24), 4);
+        if (imm) {
+            n += fze_put(e->ib + n, g_rand_int(f->r), 4);
+        }
+        n += fze_payload(f, e->ib + n, len);
+        fze_send_ib(f, &ad, n);
+        fz_pair(f, "eth-req", tr | 4, qpn == QHCA_GSI_QPN);
+        return;
+    }
+    if (a.state == 0xff) {
+        psn = fz_below(f, 1 << 24);
+    }
+    psn = fze_psn(f, psn);
+    if (kind == 1 || kind == 3) {
+        pkts = 2 + fz_below(f, 4);
+    }
+    total = kind == 4 ? (fz_chance(f, 80) ? 1 + fz_below(f, 4 * mtu) :
+                         (uint32_t)fz_interesting(f)) :
+            kind == 1 || kind == 3 ? (pkts - 1) * mtu + 1 +
+                                     fz_below(f, mtu) :
+            fz_below(f, mtu + 1);
+    va = fze_va(f, MIN(total, 1u << 20), kind == 5);
+    for (k = 0; k < pkts; k++) {
+        bool first = k == 0, last = k == pkts - 1;
+        uint32_t len = last ? total - k * mtu : mtu;
+        uint8_t op;
+        size_t n;
+
+        switch (kind) {
+        case 0:
+        case 1:
+        case 6:
+            op = pkts == 1 ? QT_IB_SEND_ONLY : first ? QT_IB_SEND_FIRST :
+                 last ? QT_IB_SEND_LAST : QT_IB_SEND_MIDDLE;
+            if (last && fz_chance(f, 30)) {
+                op += fz_chance(f, 50) ? 1 :
+                      (pkts == 1 ? QT_IB_SEND_ONLY_INV : QT_IB_SEND_LAST_INV) -
+                      op;
+            }
+            break;
+        case 2:
+        case 3:
+            op = pkts == 1 ? QT_IB_WRITE_ONLY : first ? QT_IB_WRITE_FIRST :
+                 last ? QT_IB_WRITE_LAST : QT_IB_WRITE_MIDDLE;
+            if (last && fz_chance(f, 30)) {
+                op++;
+            }
+            break;
+        case 4:
+            op = QT_IB_READ_REQUEST;
+            break;
+        case 5:
+            op = fz_chance(f, 50) ? QT_IB_CMP_SWAP : QT_IB_FETCH_ADD;
+            break;
+        case 7:
+            /* A responder's packet at the requester: unasked for. */
+            op = QT_IB_READ_RESP_FIRST + fz_below(f, 6);
+            break;
+        default:
+            op = fz_below(f, 32);
+            break;
+        }
+        if (fz_chance(f, 3)) {
+            len = fz_below(f, 2 * mtu);     /* a packet of the wrong size */
+        }
+        n = qt_bth(e->ib, tr | op, fz_chance(f, 20),
+                   last ? fz_chance(f, 70) : fz_chance(f, 10),
+                   fz_chance(f, 95) ? (4 - len % 4) % 4 : fz_below(f, 4), qpn,
+                   (psn + k) & 0xffffff);
+        if (tr == QT_IB_XRC) {
+            n += fze_put(e->ib + n, fzv_xrc_srqn(f), 4);
+        }
+        switch (op) {
+        case QT_IB_WRITE_FIRST:
+        case QT_IB_WRITE_ONLY:
+        case QT_IB_WRITE_ONLY_IMM:
+        case QT_IB_READ_REQUEST:
+            n += fze_reth(f, e->ib + n, va, rkey,
+                          fz_chance(f, 90) ? total : fz_interesting(f));
+            len = op == QT_IB_READ_REQUEST ? 0 : len;
+            break;
+        case QT_IB_CMP_SWAP:
+        case QT_IB_FETCH_ADD:
+            n += fze_put(e->ib + n, va, 8);
+            n += fze_put(e->ib + n, rkey, 4);
+            n += fze_put(e->ib + n, fz_rand64(f), 8);
+            n += fze_put(e->ib + n, fz_chance(f, 50) ? 0 : fz_rand64(f), 8);
+            len = 0;
+            break;
+        case QT_IB_READ_RESP_FIRST:
+        case QT_IB_READ_RESP_LAST:
+        case QT_IB_READ_RESP_ONLY:
+        case QT_IB_ACK:
+        case QT_IB_ATOMIC_ACK:
+            n += fze_aeth(e->ib + n, fz_below(f, 256), fz_below(f, 1 << 24));
+            if (op == QT_IB_ATOMIC_ACK) {
+                n += fze_put(e->ib + n, fz_rand64(f), 8);
+                len = 0;
+            }
+            break;
+        default:
+            break;
+        }
+        if (op == QT_IB_SEND_LAST_IMM || op == QT_IB_SEND_ONLY_IMM ||
+            op == QT_IB_WRITE_LAST_IMM || op == QT_IB_WRITE_ONLY_IMM) {
+            n += fze_put(e->ib + n, g_rand_int(f->r), 4);
+        } else if (op == QT_IB_SEND_LAST_INV || op == QT_IB_SEND_ONLY_INV) {
+            n += fze_put(e->ib + n, fz_chance(f, 70) ? fzv_key(f) :
+                         fz_key(f), 4);
+        }
+        n += fze_payload(f, e->ib + n, MIN(len, FZE_IB_MAX - n - 4));
+        fze_send_ib(f, &ad, n);
+        if (fz_chance(f, 5)) {
+            /* A packet of the message lost on the way. */
+            k++;
+        }
+    }
+    fz_pair(f, "eth-req", tr | kind, pkts);
+}
+
+/* A frame for the NIC: ARP, IP that is not RoCEv2, anything else. */
+static void fze_nic(Fz *f)
+{
+    FzEth *e = f->eth;
+    static const uint16_t types[] = {
+        0x0806, 0x0800, 0x86dd, 0x88cc, 0x8100, 0x8035, 0x0842, 0x88f7,
+    };
+    size_t len = fz_chance(f, 85) ? 42 + fz_below(f, 1500) :
+                 fz_chance(f, 50) ? fz_below(f, 60) :
+                 9000 + fz_below(f, FZE_FRAME_MAX - 9000);
+    uint8_t *fr = e->frame;
+    uint16_t type = fz_chance(f, 85) ? types[fz_below(f, ARRAY_SIZE(types))] :
+                    fz_below(f, 0x10000);
+
+    fze_payload(f, fr, len);
+    switch (fz_below(f, 5)) {
+    case 0:
+        memset(fr, 0xff, 6);
+        break;
+    case 1:
+        memcpy(fr, (const uint8_t[]){ 0x33, 0x33, 0, 0, 0, 1 }, 6);
+        break;
+    case 2:
+        fr[0] |= 1;
+        break;
+    default:
+        memcpy(fr, qt_eth_mac, 6);
+        break;
+    }
+    memcpy(fr + 6, fz_chance(f, 95) ? qt_peer_mac : qt_eth_mac, 6);
+    if (len >= 14) {
+        stw_be_p(fr + 12, type);
+    }
+    if (len >= 42 && type == 0x0806) {
+        /* Who has 10.0.0.1?  The guest's ARP, if a RAW_ETH QP listens. */
+        static const uint8_t arp[8] = { 0, 1, 8, 0, 6, 4, 0, 1 };
+
+        memcpy(fr + 14, arp, 8);
+        memcpy(fr + 22, qt_peer_mac, 6);
+        memcpy(fr + 28, qt_peer_ip4 + 12, 4);
+        memset(fr + 32, 0, 6);
+        memcpy(fr + 38, qt_port_ip4 + 12, 4);
+    } else if (len >= 34 && type == 0x0800 && fz_chance(f, 70)) {
+        /* UDP to 4791 of an address not the port's: the NIC's, not RoCE. */
+        fr[14] = 0x45;
+        stw_be_p(fr + 16, len - 14);
+        fr[23] = 17;
+        memcpy(fr + 26, qt_peer_ip4 + 12, 4);
+        memcpy(fr + 30, qt_peer_ip4 + 12, 4);
+        if (len >= 42) {
+            stw_be_p(fr + 36, QT_ROCE_PORT);
+        }
+    }
+    fz_pair(f, "eth-nic", type == 0x0806 || type == 0x0800 ||
+            type == 0x86dd ? type : 0, len < 60 ? 0 : len <= 1514 ? 1 : 2);
+    fze_wire(f, fr, len, false);
+}
+
+/* One frame (or one message) onto the wire, then what came back. */
+void fze_frame(Fz *f)
+{
+    unsigned k = fz_below(f, 10);
+
+    fze_link(f);
+    if (k < 6) {
+        fze_request(f);
+    } else if (k < 8) {
+        fze_answer(f);
+    } else if (k < 9) {
+        fze_nic(f);
+    } else if (f->eth->last_len) {
+        /* The last good frame again, as it was or broken differently. */
+        FzEth *e = f->eth;
+
+        memcpy(e->frame, e->last, e->last_len);
+        fze_wire(f, e->frame, e->last_len, fz_chance(f, 70));
+    }
+    qt_wire_flush(f->t, 1000);
+    fze_drain(f);
+}
+
+/*
+ * A storm: many frames at once to one QP, of one kind -- its expected
+ * PSNs in a row (more than it has receive WQEs or read credits for),
+ * one PSN over and over, PSNs at random, ACKs and NAKs at random -- then
+ * the device given a moment, the clock a step.
+ */
+void fze_storm(Fz *f)
+{
+    FzEth *e = f->eth;
+    struct qhca_qp_attr a;
+    uint32_t qpn = fze_target(f), psn;
+    unsigned kind = fz_below(f, 5), count = 16 + fz_below(f, 240), k;
+    QtRoceAddr ad = qt_roce_addr(fze_v6(f, qpn));
+    uint8_t tr;
+
+    fze_link(f);
+    fze_query(f, qpn, &a);
+    psn = le32_to_cpu(a.rq_psn);
+    tr = a.type == QHCA_QPT_UC ? QT_IB_UC : QT_IB_RC;
+    for (k = 0; k < count; k++) {
+        uint32_t p = kind == 0 ? psn + k : kind == 1 ? psn :
+                     fz_below(f, 1 << 24);
+        size_t n;
+
+        switch (kind) {
+        case 0:
+        case 1:
+        case 2:
+            if (fz_chance(f, 50) && tr == QT_IB_RC) {
+                n = qt_bth(e->ib, tr | QT_IB_READ_REQUEST, false, true, 0,
+                           qpn, p & 0xffffff);
+                n += fze_reth(f, e->ib + n, fze_va(f, 4096, false),
+                              f->phys_key, 1 + fz_below(f, 4096));
+            } else {
+                n = qt_bth(e->ib, tr | (fz_chance(f, 50) ? QT_IB_SEND_ONLY :
+                                        QT_IB_WRITE_ONLY), false,
+                           fz_chance(f, 30), 0, qpn, p & 0xffffff);
+                if ((e->ib[0] & 0x1f) == QT_IB_WRITE_ONLY) {
+                    n += fze_reth(f, e->ib + n, fze_va(f, 64, false),
+                                  f->phys_key, 64);
+                }
+                n += fze_payload(f, e->ib + n, 64);
+            }
+            break;
+        default:
+            n = qt_bth(e->ib, tr | QT_IB_ACK, false, false, 0, qpn,
+                       p & 0xffffff);
+            n += fze_aeth(e->ib + n, kind == 3 ? 0x1f : fz_below(f, 256),
+                          fz_below(f, 1 << 24));
+            break;
+        }
+        qt_wire_send(f->t, e->frame, qt_roce_frame(&ad, e->ib, n, e->frame));
+        if (k % 32 == 31) {
+            fze_drain(f);
+        }
+    }
+    fz_pair(f, "eth-storm", kind, count >= 128);
+    qt_wire_flush(f->t, 20000);
+    g_usleep(2000);
+    fze_drain(f);
+    qtest_clock_step(f->t->qts, 1ll << fz_below(f, 24));
+}
+
+/* ------------------------------------------------------------------ */
+/* Commands of the Ethernet port                                       */
+
+/* SET_GID: the port's own entries, others, and bad ones. */
+static void fze_set_gid(Fz *f)
+{
+    struct qhca_cmd_set_gid c = {
+        .index = cpu_to_le16(fz_chance(f, 85) ? fz_below(f, 16) :
+                             (uint16_t)fz_interesting(f)),
+        .type = fz_chance(f, 85) ? QHCA_GID_ROCE_V2 * fz_below(f, 2) :
+                fz_below(f, 256),
+    };
+    uint8_t status;
+
+    switch (fz_below(f, 6)) {
+    case 0:
+        memcpy(c.gid, qt_port_ip4, 16);
+        c.gid[15] = 3 + fz_below(f, 8);
+        break;
+    case 1:
+        memcpy(c.gid, qt_port_ip6, 16);
+        c.gid[15] = 3 + fz_below(f, 8);
+        break;
+    case 2:     /* multicast, v4 and v6 */
+        memcpy(c.gid, fz_chance(f, 50) ? qt_port_ip4 : qt_port_ip6, 16);
+        c.gid[fz_chance(f, 50) ? 0 : 12] = fz_chance(f, 50) ? 0xff : 0xe0;
+        break;
+    case 3:     /* 0.0.0.0, 255.255.255.255 */
+        memcpy(c.gid, qt_port_ip4, 12);
+        memset(c.gid + 12, fz_chance(f, 50) ? 0 : 0xff, 4);
+        break;
+    case 4:
+        break;
+    default:
+        fz_mutate(f, c.gid, sizeof(c.gid));
+        break;
+    }
+    if (c.type == QHCA_GID_NONE && fz_chance(f, 80)) {
+        memset(c.gid, 0, sizeof(c.gid));
+    }
+    if (fz_chance(f, 15)) {
+        fz_mutate(f, &c, sizeof(c));
+    }
+    status = qt_cmd(f->t, QHCA_CMD_SET_GID, &c, sizeof(c), NULL);
+    fz_pair(f, "cmd", QHCA_CMD_SET_GID, status);
+    if (status == QHCA_AQ_SUCCESS && le16_to_cpu(c.index) <= QT_GID_IP6 &&
+        fz_chance(f, 80)) {
+        /* The port's own addresses back, so that the frames reach it. */
+        qt_eth_gids(f->t);
+    }
+}
+
+/* SET_QP_AV of any QP, its fields good or not. */
+static void fze_set_av(Fz *f)
+{
+    bool v6 = fz_chance(f, 40);
+    struct qhca_cmd_set_qp_av c = {
+        .qpn = cpu_to_le32(fz_qpn(f)),
+        .sgid_index = fz_chance(f, 85) ? (v6 ? QT_GID_IP6 : QT_GID_IP4) :
+                      fz_below(f, 256),
+        .hop_limit = fz_below(f, 256),
+        .flow_label = cpu_to_le32(fz_chance(f, 85) ? fz_below(f, 1 << 20) :
+                                  (uint32_t)fz_interesting(f)),
+        .traffic_class = fz_below(f, 256),
+    };
+    uint8_t status;
+
+    memcpy(c.dgid, fz_chance(f, 85) ? (v6 ? qt_peer_ip6 : qt_peer_ip4) :
+           (v6 ? qt_peer_ip4 : qt_port_ip6), 16);
+    memcpy(c.dmac, qt_peer_mac, 6);
+    switch (fz_below(f, 8)) {
+    case 0:
+        c.dmac[0] |= 1;
+        break;
+    case 1:
+        memset(c.dmac, 0, 6);
+        break;
+    case 2:
+        c.dgid[0] = 0xff;
+        break;
+    case 3:
+        fz_mutate(f, &c, sizeof(c));
+        break;
+    default:
+        break;
+    }
+    status = qt_cmd(f->t, QHCA_CMD_SET_QP_AV, &c, sizeof(c), NULL);
+    fz_pair(f, "cmd", QHCA_CMD_SET_QP_AV, status);
+    if (status == QHCA_AQ_SUCCESS) {
+        f->eth->v6[le32_to_cpu(c.qpn) % FZE_QPNS] =
+            memcmp(c.dgid, qt_peer_ip4, 12) != 0;
+    }
+}
+
+/*
+ * A GSI QP (QP1) or a RAW_ETH QP, brought to RTS as the kernel does
+ * (GSI: a UD QP with Q_Key 0x80010000; RAW_ETH: the state alone), with
+ * receives posted and a send: a UD datagram to the peer's QP1, or a
+ * whole frame from RAM.
+ */
+static void fze_special_qp(Fz *f)
+{
+    bool gsi = fz_chance(f, 50);
+    uint8_t type = gsi ? QHCA_QPT_GSI : QHCA_QPT_RAW_ETH;
+    int cq = fzv_cq(f), slot = fzv_new_qp(f, type, -1, 0, cq);
+    struct qhca_cmd_modify_qp m = {
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE),
+        .qkey = cpu_to_le32(QHCA_GSI_QKEY),
+    };
+    uint8_t status = QHCA_AQ_SUCCESS, st;
+    QhcaQp *qp;
+
+    fz_pair(f, "eth-special", type, slot >= 0);
+    if (slot < 0) {
+        return;
+    }
+    qp = &f->qp[slot];
+    for (st = QHCA_QPS_INIT; st <= QHCA_QPS_RTS && !status; st++) {
+        m.qpn = cpu_to_le32(qp->qpn);
+        m.state = st;
+        m.attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE |
+                                  (gsi && st == QHCA_QPS_INIT ?
+                                   QHCA_QP_ATTR_QKEY : 0) |
+                                  (gsi && st == QHCA_QPS_RTS ?
+                                   QHCA_QP_ATTR_SQ_PSN : 0));
+        status = qt_cmd(f->t, QHCA_CMD_MODIFY_QP, &m, sizeof(m), NULL);
+    }
+    fz_pair(f, "eth-special-rts", type, status);
+    fzv_recvs(f, slot, 1 + fz_below(f, 4));
+    if (gsi) {
+        struct qhca_sq_wqe_ud u = {
+            .wr_id = cpu_to_le64(f->steps),
+            .opcode = QHCA_WR_SEND,
+            .flags = QHCA_WQE_F_SIGNALED,
+            .num_sge = 1,
+            .dest_qpn = cpu_to_le32(QHCA_GSI_QPN),
+            .qkey = cpu_to_le32(QHCA_GSI_QKEY),
+        };
+        struct qhca_sge sge = {
+            .addr = cpu_to_le64(f->scratch + 4096 * fz_below(f, 128)),
+            .length = cpu_to_le32(256),
+            .lkey = cpu_to_le32(f->phys_key),
+        };
+
+        fze_ud_av(f, &u);
+        qt_qp_post_send(f->t, qp, &u, &sge, 1);
+    } else {
+        /* A frame to the peer, whole, from scratch RAM (or any length). */
+        uint64_t at = f->scratch + 4096 * fz_below(f, 128);
+        uint32_t len = fz_chance(f, 80) ? 60 + fz_below(f, 1454) :
+                       fz_chance(f, 50) ? fz_below(f, 14) :
+                       QHCA_ETH_FRAME_MAX + fz_below(f, 3) - 1;
+        struct qhca_sq_wqe w = {
+            .wr_id = cpu_to_le64(f->steps),
+            .opcode = QHCA_WR_SEND,
+            .flags = QHCA_WQE_F_SIGNALED,
+            .num_sge = 1,
+        };
+        struct qhca_sge sge = {
+            .addr = cpu_to_le64(at),
+            .length = cpu_to_le32(len),
+            .lkey = cpu_to_le32(f->phys_key),
+        };
+        uint8_t hdr[14];
+
+        memcpy(hdr, qt_peer_mac, 6);
+        memcpy(hdr + 6, qt_eth_mac, 6);
+        stw_be_p(hdr + 12, 0x88b5);     /* IEEE local experimental */
+        qtest_memwrite(f->t->qts, at, hdr, sizeof(hdr));
+        qt_qp_post_send(f->t, qp, &w, &sge, 1);
+    }
+    qt_qp_ring_sq(f->t, qp);
+}
+
+/* A connected QP of the model connected afresh to a peer QP. */
+static void fze_reconnect(Fz *f)
+{
+    int i = fz_slot(f, f->qp_live, FZ_NQP, true);
+    uint32_t dest = 2 + fz_below(f, 64);
+
+    if (i < 0 || f->qp_type[i] != QHCA_QPT_RC) {
+        return;
+    }
+    qt_qp_modify(f->t, &f->qp[i], QHCA_QPS_RESET, 0, NULL);
+    f->qp[i].sq_pi = f->qp[i].rq_pi = 0;
+    fz_pair(f, "eth-connect", 0, fze_connect_rc(f, i, dest));
+    fzv_recvs(f, i, 1 + fz_below(f, 4));
+}
+
+void fze_cmd(Fz *f)
+{
+    switch (fz_below(f, 8)) {
+    case 0:
+    case 1:
+        fze_set_gid(f);
+        break;
+    case 2:
+    case 3:
+        fze_set_av(f);
+        break;
+    case 4:
+    case 5:
+        fze_special_qp(f);
+        break;
+    default:
+        fze_reconnect(f);
+        break;
     }
 }

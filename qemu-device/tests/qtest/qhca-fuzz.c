@@ -3,10 +3,11 @@
  * qhca-fuzz: a seeded random driver of the qhca device through qtest.
  *
  *   qhca-fuzz [--time SECONDS] [--seed FIRST] [--seeds N] [--steps M]
- *             [--out DIR] [--trace-events FILE]
+ *             [--out DIR] [--trace-events FILE] [--net ib|eth|mix]
  *
- * Environment: QHCA_FUZZ_TIME, QHCA_FUZZ_SEED, QHCA_FUZZ_SEEDS and
- * QHCA_FUZZ_STEPS give the same values; QTEST_QEMU_BINARY the QEMU;
+ * Environment: QHCA_FUZZ_TIME, QHCA_FUZZ_SEED, QHCA_FUZZ_SEEDS,
+ * QHCA_FUZZ_STEPS and QHCA_FUZZ_NET give the same values;
+ * QTEST_QEMU_BINARY the QEMU;
  * QHCA_FUZZ_KEEP set keeps the log and trace of clean runs too.
  * --verbose lists every (command, status), CQE and other outcome seen.
  *
@@ -35,6 +36,14 @@
  * multicast and whole working configurations with traffic through them,
  * qhca-fuzz-faults.c INJECT_FAULT, the link-up property and the virtual
  * clock.  Half of the seeds run with MSI-X enabled (vectors masked).
+ *
+ * With --net mix (the default) every third seed, with --net eth every
+ * seed, puts the port on a socket netdev whose other end the fuzzer
+ * holds (interface 1.5, when this QEMU's qhca has a netdev property):
+ * qhca-fuzz-verbs.c then also plays the rest of the Ethernet segment --
+ * RoCEv2 frames built from what it knows, mutated ones, storms, answers
+ * to what the device sends, plain frames for the NIC -- and SET_GID,
+ * SET_QP_AV, GSI and RAW_ETH QPs.  The findings are the same.
  * A valid AQ_HANG is followed by a reset before the liveness check, and
  * the check knows what the port's state must be (qhca-fuzz-faults.c).
  *
@@ -232,6 +241,9 @@ void fz_resync(Fz *f)
 {
     fz_forget(f);
     hx_setup(&f->h, f->t);
+    if (f->eth) {
+        fze_resynced(f);
+    }
     g_assert_cmpuint(hx_phys_mr(&f->h, 1ull << 40, &f->phys_key), ==,
                      QHCA_AQ_SUCCESS);
     /* Two connected QPs, so that the data path has work from the start. */
@@ -241,10 +253,18 @@ void fz_resync(Fz *f)
                      ==, QHCA_AQ_SUCCESS);
     g_assert_cmpuint(hx_create_qp(&f->h, &f->qp[1], &f->cq[1], &f->cq[1]),
                      ==, QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(hx_connect(&f->h, &f->qp[0], &f->qp[1]), ==,
-                     QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(hx_connect(&f->h, &f->qp[1], &f->qp[0]), ==,
-                     QHCA_AQ_SUCCESS);
+    if (f->eth) {
+        /* Each to a QP of the peer's, which the fuzzer plays. */
+        g_assert_cmpuint(fze_connect_rc(f, 0, f->qp[1].qpn), ==,
+                         QHCA_AQ_SUCCESS);
+        g_assert_cmpuint(fze_connect_rc(f, 1, f->qp[0].qpn), ==,
+                         QHCA_AQ_SUCCESS);
+    } else {
+        g_assert_cmpuint(hx_connect(&f->h, &f->qp[0], &f->qp[1]), ==,
+                         QHCA_AQ_SUCCESS);
+        g_assert_cmpuint(hx_connect(&f->h, &f->qp[1], &f->qp[0]), ==,
+                         QHCA_AQ_SUCCESS);
+    }
     f->cq_live[0] = f->cq_live[1] = true;
     f->qp_live[0] = f->qp_live[1] = true;
     fzv_resynced(f);
@@ -642,6 +662,9 @@ static void fz_cmd(Fz *f)
                 f->qp_live[i] = false;
             }
         }
+        if (op == QHCA_CMD_DESTROY_QP) {
+            fze_destroyed(f, hd);
+        }
         for (i = 0; i < FZ_NSRQ; i++) {
             if (op == QHCA_CMD_DESTROY_SRQ && f->srq[i].srqn == hd) {
                 f->srq_live[i] = false;
@@ -723,12 +746,14 @@ static void fz_connect(Fz *f)
         f->qp_type[a] == QHCA_QPT_XRC_TGT) {
         /* XRC QPs move as RC QPs (the extra attributes are optional). */
         fz_pair(f, "connect", f->qp_type[a],
+                f->eth ? fze_connect_rc(f, a, f->qp[b].qpn) :
                 hx_connect(&f->h, &f->qp[a], &f->qp[b]));
         return;
     }
     /* UC and UD: INIT (UD with a Q_Key), RTR (UC with a path), RTS. */
     {
-        bool ud = f->qp_type[a] == QHCA_QPT_UD;
+        bool ud = f->qp_type[a] == QHCA_QPT_UD ||
+                  f->qp_type[a] == QHCA_QPT_GSI;
         struct qhca_cmd_modify_qp s3[3] = {
             {
                 .attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE |
@@ -743,7 +768,7 @@ static void fz_connect(Fz *f)
                                          QHCA_QP_ATTR_DEST_QPN |
                                          QHCA_QP_ATTR_RQ_PSN)),
                 .state = QHCA_QPS_RTR,
-                .dlid = cpu_to_le16(QT_LID),
+                .dlid = cpu_to_le16(f->eth ? 0 : QT_LID),
                 .path_mtu = QT_MTU_1024,
                 .dest_qpn = cpu_to_le32(f->qp[b].qpn),
             }, {
@@ -755,6 +780,14 @@ static void fz_connect(Fz *f)
         uint8_t status = QHCA_AQ_SUCCESS;
         int i;
 
+        if (f->eth && f->qp_type[a] == QHCA_QPT_RAW_ETH) {
+            /* The NIC's queues move with their state alone. */
+            for (i = 0; i < 3; i++) {
+                s3[i].attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE);
+            }
+        } else if (f->eth && !ud) {
+            status = fze_av(f, a, f->qp[b].qpn);
+        }
         for (i = 0; i < 3 && status == QHCA_AQ_SUCCESS; i++) {
             s3[i].qpn = cpu_to_le32(f->qp[a].qpn);
             status = qt_cmd(f->t, QHCA_CMD_MODIFY_QP, &s3[i], sizeof(s3[i]),
@@ -839,7 +872,7 @@ void fz_send(Fz *f)
         sge[0].length = cpu_to_le32(8);
         w->remote_addr = cpu_to_le64(le64_to_cpu(w->remote_addr) & ~7ull);
     }
-    if (f->qp_type[i] == QHCA_QPT_UD) {
+    if (f->qp_type[i] == QHCA_QPT_UD || f->qp_type[i] == QHCA_QPT_GSI) {
         struct qhca_sq_wqe_ud *u = (void *)buf;
 
         /* The address vector where RC has remote address and operands. */
@@ -860,6 +893,9 @@ void fz_send(Fz *f)
         u->rsvd1 = 0;
         memset(u->dmac, 0, sizeof(u->dmac));
         u->rsvd2 = 0;
+        if (f->eth) {
+            fze_ud_av(f, u);
+        }
     }
     if (fz_chance(f, 10)) {
         w->flags |= QHCA_WQE_F_INLINE;
@@ -890,7 +926,7 @@ void fz_send(Fz *f)
             }
         }
         total = MAX(total, le32_to_cpu(w->inline_len));
-        if (f->qp_type[i] != QHCA_QPT_UD &&
+        if (f->qp_type[i] != QHCA_QPT_UD && f->qp_type[i] != QHCA_QPT_GSI &&
             fz_hits_admin(f, le64_to_cpu(w->remote_addr), total)) {
             w->remote_addr = cpu_to_le64(FZ_SAFE_ADDR);
         }
@@ -1118,6 +1154,24 @@ static void fz_check_alive(Fz *f, const char *after)
         exit(3);
     }
     fzv_check_link(f, after);
+    if (f->eth) {
+        /* What the device sent meanwhile, so that its socket never fills. */
+        fze_drain(f);
+    }
+}
+
+/*
+ * Which runs have the Ethernet port (1.5): none, all, or every third
+ * seed (the default), when this QEMU's qhca has one at all.
+ */
+enum { FZ_NET_IB, FZ_NET_ETH, FZ_NET_MIX };
+static int fz_net = FZ_NET_MIX;
+static bool fz_eth_ok;
+
+static bool fz_seed_eth(uint64_t seed)
+{
+    return fz_eth_ok && (fz_net == FZ_NET_ETH ||
+                         (fz_net == FZ_NET_MIX && seed % 3 == 0));
 }
 
 /* One run: @steps steps from @seed; the pairs seen go to @out. */
@@ -1128,6 +1182,7 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
         const char *name;
         void (*fn)(Fz *f);
         unsigned weight;
+        bool eth;               /* only in a run with the Ethernet port */
     } actions[] = {
         { "cmd", fz_cmd, 40 },
         { "connect", fz_connect, 8 },
@@ -1144,16 +1199,23 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
         { "memop", fzv_memop, 8 },
         { "fault", fzv_fault, 4 },
         { "clock", fzv_clock, 4 },
+        /* qhca-fuzz-verbs.c: the rest of the Ethernet segment */
+        { "eth-frame", fze_frame, 24, true },
+        { "eth-answer", fze_answer, 8, true },
+        { "eth-storm", fze_storm, 2, true },
+        { "eth-cmd", fze_cmd, 6, true },
     };
     g_autofree char *props = NULL;
-    unsigned total = 0, a;
+    unsigned total = 0, a, weight[ARRAY_SIZE(actions)];
+    bool eth = fz_seed_eth(seed);
     gint64 t0;
     GHashTableIter it;
     gpointer key;
     Fz f = { 0 };
 
     for (a = 0; a < ARRAY_SIZE(actions); a++) {
-        total += actions[a].weight;
+        weight[a] = actions[a].eth && !eth ? 0 : actions[a].weight;
+        total += weight[a];
     }
     /* Small tables, so that they fill up now and then. */
     props = g_strdup_printf(",id=" FZ_QOM_ID ",max-uars=8,max-pds=8,"
@@ -1165,7 +1227,13 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
     f.report = stderr;
     f.r = g_rand_new_with_seed(seed);
     f.pairs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    f.t = qhca_start(props);
+    if (eth) {
+        /* The port on a socket netdev: the fuzzer is the segment. */
+        fze_init(&f);
+        f.t = qt_start_eth(props);
+    } else {
+        f.t = qhca_start(props);
+    }
     f.scratch = guest_alloc(&f.t->alloc, FZ_SCRATCH);
     if (fz_chance(&f, 50)) {
         /*
@@ -1181,8 +1249,8 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
     for (f.steps = 0; f.steps < steps; f.steps++) {
         unsigned pick = fz_below(&f, total);
 
-        for (a = 0; pick >= actions[a].weight; a++) {
-            pick -= actions[a].weight;
+        for (a = 0; pick >= weight[a]; a++) {
+            pick -= weight[a];
         }
         t0 = g_get_monotonic_time();
         actions[a].fn(&f);
@@ -1199,8 +1267,12 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
     fz_poll(&f);
     fz_check_alive(&f, "the end");
     qhca_stop(f.t);
+    if (eth) {
+        fze_fini(&f);
+    }
 
     fprintf(out, "S %" PRIu64 "\n", f.steps);
+    fprintf(out, "E %d\n", eth);
     g_hash_table_iter_init(&it, f.pairs);
     while (g_hash_table_iter_next(&it, &key, NULL)) {
         fprintf(out, "P %s\n", (char *)key);
@@ -1316,6 +1388,8 @@ int main(int argc, char **argv)
     g_autofree char *qemu_link = NULL;
     gint64 start = g_get_monotonic_time();
     uint64_t runs = 0, execs = 0, findings = 0, restarts = 0, seed;
+    uint64_t eth_runs = 0;
+    const char *net = getenv("QHCA_FUZZ_NET");
     uint64_t retried = UINT64_MAX;
     bool verbose = false;
     int i;
@@ -1339,10 +1413,12 @@ int main(int argc, char **argv)
             outdir = v;
         } else if (!strcmp(argv[i], "--trace-events")) {
             events_file = v;
+        } else if (!strcmp(argv[i], "--net")) {
+            net = v;
         } else {
             fprintf(stderr, "usage: %s [--time S] [--seed N] [--seeds N] "
                     "[--steps N] [--out DIR] [--trace-events FILE] "
-                    "[--verbose]\n",
+                    "[--net ib|eth|mix] [--verbose]\n",
                     argv[0]);
             return 2;
         }
@@ -1350,6 +1426,14 @@ int main(int argc, char **argv)
     }
     if (!getenv("QTEST_QEMU_BINARY")) {
         fprintf(stderr, "qhca-fuzz: set QTEST_QEMU_BINARY\n");
+        return 2;
+    }
+    if (net && !strcmp(net, "ib")) {
+        fz_net = FZ_NET_IB;
+    } else if (net && !strcmp(net, "eth")) {
+        fz_net = FZ_NET_ETH;
+    } else if (net && *net && strcmp(net, "mix")) {
+        fprintf(stderr, "qhca-fuzz: --net ib, eth or mix\n");
         return 2;
     }
     if (!outdir) {
@@ -1377,9 +1461,17 @@ int main(int argc, char **argv)
         g_clear_pointer(&qemu_link, g_free);
     }
 
+    fz_eth_ok = fz_net != FZ_NET_IB && qt_has_eth();
+    if (fz_net == FZ_NET_ETH && !fz_eth_ok) {
+        fprintf(stderr, "qhca-fuzz: --net eth, but this qhca has no netdev "
+                "property\n");
+        return 2;
+    }
     printf("qhca-fuzz: seeds from %" PRIu64 ", %" PRIu64 " steps each, "
-           "budget %" PRIu64 " s, QEMU %s\n", first, steps, budget,
-           getenv("QTEST_QEMU_BINARY"));
+           "budget %" PRIu64 " s, QEMU %s; Ethernet port: %s\n", first,
+           steps, budget, getenv("QTEST_QEMU_BINARY"),
+           !fz_eth_ok ? "none" : fz_net == FZ_NET_ETH ? "every run" :
+           "every third seed");
     fflush(stdout);
     for (seed = first;
          (nseeds ? seed < first + nseeds :
@@ -1440,6 +1532,8 @@ int main(int argc, char **argv)
             g_strchomp(line);
             if (line[0] == 'S') {
                 execs += g_ascii_strtoull(line + 2, NULL, 10);
+            } else if (line[0] == 'E') {
+                eth_runs += line[2] == '1';
             } else if (line[0] == 'P') {
                 g_hash_table_add(pairs, g_strdup(line + 2));
             }
@@ -1515,8 +1609,9 @@ int main(int argc, char **argv)
             }
         }
         printf("executions: %" PRIu64 " steps in %" PRIu64 " runs (seeds %"
-               PRIu64 "..%" PRIu64 "), %.0f s\n", execs, runs, first,
-               seed - 1, (g_get_monotonic_time() - start) / 1e6);
+               PRIu64 "..%" PRIu64 ", %" PRIu64 " with the Ethernet port), "
+               "%.0f s\n", execs, runs, first, seed - 1, eth_runs,
+               (g_get_monotonic_time() - start) / 1e6);
         printf("coverage: %u of %u qhca trace events emitted; %u (command, "
                "status) pairs, %u (CQE opcode, status) pairs, %u other "
                "outcomes\n", g_hash_table_size(seen),

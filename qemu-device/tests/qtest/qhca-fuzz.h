@@ -5,6 +5,8 @@
  * doorbells, registers), qhca-fuzz-verbs.c (the grammar of XRC, memory
  * windows, fast registration, multicast and SRQ scenarios) and
  * qhca-fuzz-faults.c (fault injection, the link, the virtual clock).
+ * With the Ethernet port (1.5), qhca-fuzz-verbs.c also plays the rest of
+ * the segment: frames in, frames out (FzEth).
  */
 #ifndef QHCA_FUZZ_H
 #define QHCA_FUZZ_H
@@ -23,6 +25,8 @@
 #define FZ_SCRATCH  (1u << 20)
 /* The device's id on the command line, for qom-set of link-up. */
 #define FZ_QOM_ID   "fzhca"
+
+typedef struct FzEth FzEth;
 
 typedef struct Fz {
     QhcaTest *t;
@@ -67,6 +71,9 @@ typedef struct Fz {
      */
     bool cable_pulled;          /* the last link-up qom-set said false */
     bool link_injected_down;    /* LINK_DOWN injected, no LINK_UP since */
+
+    /* The run's port is Ethernet: qhca-fuzz-verbs.c's model of the wire. */
+    FzEth *eth;
 } Fz;
 
 /* Random values */
@@ -101,10 +108,25 @@ void fzv_cmd(Fz *f);
 void fzv_build(Fz *f);
 void fzv_memop(Fz *f);
 
+/* qhca-fuzz-verbs.c: the Ethernet port (every fze_* needs f->eth) */
+void fze_init(Fz *f);
+void fze_fini(Fz *f);
+void fze_resynced(Fz *f);
+uint8_t fze_connect_rc(Fz *f, int slot, uint32_t dest);
+uint8_t fze_av(Fz *f, int slot, uint32_t dest);
+void fze_ud_av(Fz *f, struct qhca_sq_wqe_ud *u);
+void fze_destroyed(Fz *f, uint32_t qpn);
+void fze_drain(Fz *f);
+void fze_frame(Fz *f);
+void fze_answer(Fz *f);
+void fze_storm(Fz *f);
+void fze_cmd(Fz *f);
+
 /* qhca-fuzz-faults.c */
 void fzv_resynced(Fz *f);
 void fzv_fault(Fz *f);
 uint8_t fzv_inject(Fz *f, uint16_t type, uint32_t handle);
+void fzv_cable(Fz *f, bool up);
 void fzv_check_link(Fz *f, const char *after);
 void fzv_clock(Fz *f);
 

@@ -334,6 +334,36 @@ uint8_t qt_set_qp_av(QhcaTest *t, uint32_t qpn, uint8_t sgid_index,
 /* Ethernet + IPv6 + UDP: the most qt_roce_frame() puts before the BTH. */
 #define QT_ROCE_HDR_MAX     (14 + 4 + 40 + 8)
 
+/*
+ * The IB transport as RoCEv2 carries it (IBTA vol. 1, 9.2 - 9.3): BTH
+ * opcodes are the transport in [7:5] and the operation in [4:0]; the
+ * extension headers' sizes; the AETH syndrome's kinds.
+ */
+#define QT_IB_RC            0x00
+#define QT_IB_UC            0x20
+#define QT_IB_UD            0x60
+#define QT_IB_XRC           0xa0
+enum qt_ib_op {
+    QT_IB_SEND_FIRST, QT_IB_SEND_MIDDLE, QT_IB_SEND_LAST,
+    QT_IB_SEND_LAST_IMM, QT_IB_SEND_ONLY, QT_IB_SEND_ONLY_IMM,
+    QT_IB_WRITE_FIRST, QT_IB_WRITE_MIDDLE, QT_IB_WRITE_LAST,
+    QT_IB_WRITE_LAST_IMM, QT_IB_WRITE_ONLY, QT_IB_WRITE_ONLY_IMM,
+    QT_IB_READ_REQUEST, QT_IB_READ_RESP_FIRST, QT_IB_READ_RESP_MIDDLE,
+    QT_IB_READ_RESP_LAST, QT_IB_READ_RESP_ONLY, QT_IB_ACK,
+    QT_IB_ATOMIC_ACK, QT_IB_CMP_SWAP, QT_IB_FETCH_ADD,
+    QT_IB_SEND_LAST_INV = 0x16, QT_IB_SEND_ONLY_INV = 0x17,
+};
+#define QT_XRCETH_LEN       4
+#define QT_DETH_LEN         8
+#define QT_RETH_LEN         16
+#define QT_ATOMICETH_LEN    28
+#define QT_AETH_LEN         4
+#define QT_ATOMICACK_LEN    8
+#define QT_IMM_LEN          4
+#define QT_AETH_ACK         0x00
+#define QT_AETH_RNR_NAK     0x20
+#define QT_AETH_NAK         0x60
+
 typedef struct QtRoceAddr {
     uint8_t smac[6];
     uint8_t dmac[6];
