@@ -260,6 +260,12 @@ struct qhca_qp {
 	u16 dlid;
 	u8 sl;
 	enum ib_mtu path_mtu;
+	/*
+	 * Ethernet port: the RoCEv2 address vector last given with SET_QP_AV
+	 * (@av_set), which the device does not report back.
+	 */
+	bool av_set;
+	struct qhca_cmd_set_qp_av av;
 };
 
 /*
@@ -310,8 +316,9 @@ static inline struct qhca_cq *to_qcq(struct ib_cq *ibcq)
 }
 
 /*
- * An address handle of a kernel consumer: the address vector of a UD
- * send WQE, ready to copy (user space builds its own in libqhca).
+ * An address handle: the address vector of a UD send WQE, ready to copy.
+ * Only a kernel consumer's is copied; on an IB port user space builds its
+ * own in libqhca, on an Ethernet port it asks here for @dmac.
  */
 struct qhca_ah {
 	struct ib_ah ibah;
@@ -320,6 +327,7 @@ struct qhca_ah {
 	u8 av_flags;			/* QHCA_AV_F_* */
 	u8 dgid[16];
 	__le32 flow_label;
+	u8 dmac[ETH_ALEN];		/* Ethernet port: the next hop */
 	u8 hop_limit;
 	u8 traffic_class;
 	u8 sgid_index;
@@ -333,6 +341,12 @@ static inline struct qhca_ah *to_qah(struct ib_ah *ibah)
 static inline struct qhca_qp *to_qqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct qhca_qp, ibqp);
+}
+
+/* QP1 of an Ethernet port is a UD QP in every way but its number. */
+static inline bool qhca_qp_is_ud(const struct qhca_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
 static inline struct qhca_ucontext *to_qucontext(struct ib_ucontext *uctx)
@@ -441,6 +455,10 @@ int qhca_admin_attach_mcast(struct qhca_dev *dev, u32 qpn,
 int qhca_admin_detach_mcast(struct qhca_dev *dev, u32 qpn,
 			    const union ib_gid *mgid, u16 mlid);
 int qhca_admin_inject_fault(struct qhca_dev *dev, u16 type, u32 handle);
+int qhca_admin_set_gid(struct qhca_dev *dev, u16 index, u8 type,
+		       const union ib_gid *gid);
+int qhca_admin_set_qp_av(struct qhca_dev *dev,
+			 const struct qhca_cmd_set_qp_av *cmd);
 
 /* qhca_recovery.c: a device that stopped answering. */
 void qhca_dev_fatal(struct qhca_dev *dev);
@@ -557,6 +575,19 @@ int qhca_eth_up(struct qhca_dev *dev);
 void qhca_eth_down(struct qhca_dev *dev);
 void qhca_eth_port_event(struct qhca_dev *dev, bool active);
 bool qhca_eth_cq_event(struct qhca_dev *dev, u32 cqn, u8 type);
+
+/* qhca_roce.c: the ib_device of an Ethernet port, a RoCEv2 device. */
+void qhca_roce_query_port(struct qhca_dev *dev,
+			  const struct qhca_port_attr *a,
+			  struct ib_port_attr *props);
+void qhca_roce_port_immutable(struct ib_port_immutable *immutable);
+int qhca_add_gid(const struct ib_gid_attr *attr, void **context);
+int qhca_del_gid(const struct ib_gid_attr *attr, void **context);
+int qhca_roce_check_grh(const struct rdma_ah_attr *ah);
+int qhca_roce_qp_av(struct qhca_qp *qp, const struct rdma_ah_attr *ah,
+		    struct qhca_cmd_set_qp_av *cmd);
+void qhca_roce_qp_av_to_attr(const struct qhca_qp *qp,
+			     struct rdma_ah_attr *ah);
 
 /* qhca_verbs.c: the ib_device. */
 int qhca_ib_register(struct qhca_dev *dev);

@@ -227,3 +227,25 @@ int qhca_admin_inject_fault(struct qhca_dev *dev, u16 type, u32 handle)
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_INJECT_FAULT, &cmd,
 			       sizeof(cmd), NULL, 0, NULL);
 }
+
+/* 1.5, Ethernet port: entry @index of the GID table, or clear it. */
+int qhca_admin_set_gid(struct qhca_dev *dev, u16 index, u8 type,
+		       const union ib_gid *gid)
+{
+	struct qhca_cmd_set_gid cmd = {
+		.index = cpu_to_le16(index),
+		.type = type,
+	};
+
+	if (gid)
+		memcpy(cmd.gid, gid->raw, sizeof(cmd.gid));
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_SET_GID, &cmd, sizeof(cmd),
+			       NULL, 0, NULL);
+}
+
+int qhca_admin_set_qp_av(struct qhca_dev *dev,
+			 const struct qhca_cmd_set_qp_av *cmd)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_SET_QP_AV, cmd, sizeof(*cmd),
+			       NULL, 0, NULL);
+}

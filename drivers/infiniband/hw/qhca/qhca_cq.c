@@ -7,6 +7,7 @@
  */
 
 #include <linux/bitfield.h>
+#include <linux/etherdevice.h>
 #include <linux/log2.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -291,6 +292,28 @@ static bool qhca_cqe_is_recv(const struct qhca_cq *cq,
 	return cqe->opcode & QHCA_WC_RECV;
 }
 
+/* The CQE's network types are rdma_network_type's values (1.5). */
+static_assert(QHCA_NET_IB == RDMA_NETWORK_IB);
+static_assert(QHCA_NET_IPV4 == RDMA_NETWORK_IPV4);
+static_assert(QHCA_NET_IPV6 == RDMA_NETWORK_IPV6);
+
+/*
+ * A UD or GSI receive on an Ethernet port: what ib_init_ah_attr_from_wc()
+ * needs to answer it (the CM does), the header that the GRH slot holds and
+ * the sender's MAC.  A network type the device should not write is left
+ * out: ib_core then reads the type from the header itself.
+ */
+static void qhca_cqe_roce_wc(const struct qhca_cqe *cqe, struct ib_wc *wc)
+{
+	if (cqe->network_hdr_type == QHCA_NET_IPV4 ||
+	    cqe->network_hdr_type == QHCA_NET_IPV6) {
+		wc->network_hdr_type = cqe->network_hdr_type;
+		wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+	}
+	ether_addr_copy(wc->smac, cqe->smac);
+	wc->wc_flags |= IB_WC_WITH_SMAC;
+}
+
 /*
  * Translate one CQE and retire its WQEs.  Returns false for an entry of a
  * QP that no longer exists (or never used this CQ), which is dropped.
@@ -348,12 +371,14 @@ static bool qhca_cqe_to_wc(struct qhca_dev *dev, struct qhca_cq *cq,
 		wc->src_qp = le32_to_cpu(cqe->src_qp);
 		wc->slid = le16_to_cpu(cqe->slid);
 	}
-	if (recv && qp->ibqp.qp_type == IB_QPT_UD) {
+	if (recv && qhca_qp_is_ud(qp)) {
 		wc->sl = cqe->sl;
 		wc->pkey_index = le16_to_cpu(cqe->pkey_index);
 		wc->dlid_path_bits = cqe->dlid_path_bits;
 		if (cqe->flags & QHCA_CQE_F_GRH)
 			wc->wc_flags |= IB_WC_GRH;
+		if (qhca_is_eth(dev))
+			qhca_cqe_roce_wc(cqe, wc);
 	}
 	wc->port_num = 1;
 	return true;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * qhca queue pairs: RC, UC and UD.  The SQ and the RQ are DMA-coherent
- * rings that user space maps and fills itself; kernel QPs are filled by
- * qhca_wr.c.  State changes are checked here as ib_core defines them and
- * again by the device, which also moves a QP to ERR on its own.
+ * qhca queue pairs: RC, UC and UD, and on an Ethernet port the GSI QP
+ * (QP1) of ib_mad, which the device runs as a UD QP.  The SQ and the RQ
+ * are DMA-coherent rings that user space maps and fills itself; kernel
+ * QPs are filled by qhca_wr.c.  State changes are checked here as ib_core
+ * defines them and again by the device, which also moves a QP to ERR on
+ * its own.
  */
 
 #include <linux/bitfield.h>
@@ -20,6 +22,7 @@ static_assert((int)QHCA_QPS_ERR == (int)IB_QPS_ERR);
 static_assert((int)QHCA_QPT_RC == (int)IB_QPT_RC);
 static_assert((int)QHCA_QPT_UC == (int)IB_QPT_UC);
 static_assert((int)QHCA_QPT_UD == (int)IB_QPT_UD);
+static_assert((int)QHCA_QPT_GSI == (int)IB_QPT_GSI);
 
 /* The ib_qp_attr_mask bits modify_qp understands. */
 #define QHCA_QP_ATTR_MASK_SUPPORTED \
@@ -184,13 +187,34 @@ static int qhca_qp_user_resp(struct qhca_dev *dev, struct qhca_qp *qp,
 	return qhca_udata_put_resp(udata, &resp, sizeof(resp));
 }
 
-static int qhca_qp_check_init_attr(struct ib_qp_init_attr *init_attr,
+/*
+ * QP1 exists on an Ethernet port only, for ib_mad: an IB port has no SM
+ * and no MADs (qhca_get_port_immutable()), and neither port has a QP0.
+ */
+static bool qhca_qp_type_ok(struct qhca_dev *dev,
+			    const struct ib_qp_init_attr *init_attr,
+			    struct ib_udata *udata)
+{
+	switch (init_attr->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+	case IB_QPT_XRC_INI:
+		return true;
+	case IB_QPT_GSI:
+		return qhca_is_eth(dev) && !udata && init_attr->port_num == 1;
+	default:
+		return false;
+	}
+}
+
+static int qhca_qp_check_init_attr(struct qhca_dev *dev,
+				   struct ib_qp_init_attr *init_attr,
 				   struct ib_udata *udata)
 {
 	bool ini = init_attr->qp_type == IB_QPT_XRC_INI;
 
-	if (init_attr->qp_type != IB_QPT_RC && init_attr->qp_type != IB_QPT_UC &&
-	    init_attr->qp_type != IB_QPT_UD && !ini)
+	if (!qhca_qp_type_ok(dev, init_attr, udata))
 		return -EOPNOTSUPP;
 	if (init_attr->create_flags || init_attr->rwq_ind_tbl)
 		return -EOPNOTSUPP;
@@ -215,6 +239,17 @@ static int qhca_qp_check_init_attr(struct ib_qp_init_attr *init_attr,
 	return 0;
 }
 
+/*
+ * QP1 is the GSI QP's and only its, QP0 is never handed out; doorbells
+ * carry 16 bits.
+ */
+static bool qhca_qpn_ok(enum ib_qp_type type, u32 qpn)
+{
+	if (type == IB_QPT_GSI)
+		return qpn == QHCA_GSI_QPN;
+	return qpn > QHCA_GSI_QPN && qpn <= FIELD_MAX(QHCA_DB_QUEUE_NUM);
+}
+
 int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		   struct ib_udata *udata)
 {
@@ -229,7 +264,7 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 
 	if (init_attr->qp_type == IB_QPT_XRC_TGT)
 		return qhca_create_xrc_tgt_qp(dev, qp, init_attr);
-	err = qhca_qp_check_init_attr(init_attr, udata);
+	err = qhca_qp_check_init_attr(dev, init_attr, udata);
 	if (err)
 		return err;
 	no_rq = init_attr->srq || init_attr->qp_type == IB_QPT_XRC_INI;
@@ -287,8 +322,7 @@ int qhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	err = qhca_admin_create_qp(dev, &cmd, &qpn);
 	if (err)
 		goto err_release;
-	/* QP0 and QP1 are never handed out; doorbells carry 16 bits. */
-	if (qpn < 2 || qpn > FIELD_MAX(QHCA_DB_QUEUE_NUM)) {
+	if (!qhca_qpn_ok(init_attr->qp_type, qpn)) {
 		ibdev_err(&dev->ibdev, "device returned QP number %u\n", qpn);
 		err = -EIO;
 		goto err_destroy;
@@ -335,12 +369,19 @@ int qhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/* The path: the destination LID and SL of an IB address vector. */
-static int qhca_qp_check_ah(const struct rdma_ah_attr *ah)
+/*
+ * The path: the destination LID and SL of an IB address vector.  On an
+ * Ethernet port there is no LID: the RoCEv2 addresses go to the device
+ * apart (SET_QP_AV) and the path keeps only the SL and the MTU.
+ */
+static int qhca_qp_check_ah(struct qhca_dev *dev, const struct rdma_ah_attr *ah)
 {
-	if (ah->type != RDMA_AH_ATTR_TYPE_IB ||
-	    (rdma_ah_get_port_num(ah) && rdma_ah_get_port_num(ah) != 1) ||
-	    rdma_ah_get_sl(ah) > QHCA_SL_MAX || !rdma_ah_get_dlid(ah))
+	if ((rdma_ah_get_port_num(ah) && rdma_ah_get_port_num(ah) != 1) ||
+	    rdma_ah_get_sl(ah) > QHCA_SL_MAX)
+		return -EINVAL;
+	if (qhca_is_eth(dev))
+		return qhca_roce_check_grh(ah);
+	if (ah->type != RDMA_AH_ATTR_TYPE_IB || !rdma_ah_get_dlid(ah))
 		return -EINVAL;
 	/*
 	 * A GRH is accepted and not used: the device routes by DLID within
@@ -382,7 +423,7 @@ static int qhca_qp_attr_to_cmd(struct qhca_dev *dev, struct qhca_qp *qp,
 		enum ib_mtu mtu = qp->path_mtu;
 
 		if (mask & IB_QP_AV) {
-			err = qhca_qp_check_ah(&attr->ah_attr);
+			err = qhca_qp_check_ah(dev, &attr->ah_attr);
 			if (err)
 				return err;
 			dlid = rdma_ah_get_dlid(&attr->ah_attr);
@@ -491,6 +532,7 @@ int qhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct qhca_dev *dev = to_qdev(ibqp->device);
 	struct qhca_qp *qp = to_qqp(ibqp);
 	struct qhca_cmd_modify_qp cmd = {};
+	struct qhca_cmd_set_qp_av av;
 	enum ib_qp_state cur, new;
 	int err;
 
@@ -512,6 +554,16 @@ int qhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = qhca_qp_attr_to_cmd(dev, qp, attr, mask, new, &cmd);
 	if (err)
 		goto out_unlock;
+	/* The device takes a RoCEv2 path's addresses before its state. */
+	if ((mask & IB_QP_AV) && qhca_is_eth(dev)) {
+		err = qhca_roce_qp_av(qp, &attr->ah_attr, &av);
+		if (!err)
+			err = qhca_admin_set_qp_av(dev, &av);
+		if (err)
+			goto out_unlock;
+		qp->av = av;
+		qp->av_set = true;
+	}
 	err = qhca_admin_modify_qp(dev, &cmd);
 	if (err)
 		goto out_unlock;
@@ -564,8 +616,14 @@ int qhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->max_inline;
-	attr->ah_attr.type = RDMA_AH_ATTR_TYPE_IB;
-	rdma_ah_set_dlid(&attr->ah_attr, le16_to_cpu(a.dlid));
+	if (qhca_is_eth(dev)) {
+		mutex_lock(&qp->state_lock);
+		qhca_roce_qp_av_to_attr(qp, &attr->ah_attr);
+		mutex_unlock(&qp->state_lock);
+	} else {
+		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_IB;
+		rdma_ah_set_dlid(&attr->ah_attr, le16_to_cpu(a.dlid));
+	}
 	rdma_ah_set_sl(&attr->ah_attr, a.sl);
 	rdma_ah_set_port_num(&attr->ah_attr, 1);
 	attr->port_num = 1;

@@ -53,7 +53,11 @@ QHCA_HW_OBJECT(mws, QHCA_VERSION_1_4);
 QHCA_HW_OBJECT(xrcds, QHCA_VERSION_1_4);
 QHCA_HW_OBJECT(mcast_groups, QHCA_VERSION_1_4);
 
-/* The device has no AH object: the driver counts kernel consumers' AHs. */
+/*
+ * The device has no AH object: the driver counts the AHs that reach it,
+ * kernel consumers' and, on an Ethernet port, user space's too (libqhca
+ * asks the kernel for their MAC).  On an IB port libqhca's AHs never do.
+ */
 static ssize_t ahs_show(struct device *device, struct device_attribute *attr,
 			char *buf)
 {

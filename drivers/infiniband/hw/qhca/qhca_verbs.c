@@ -112,13 +112,18 @@ static void qhca_get_dev_fw_str(struct ib_device *ibdev, char *str)
 static int qhca_query_port(struct ib_device *ibdev, u32 port_num,
 			   struct ib_port_attr *props)
 {
+	struct qhca_dev *dev = to_qdev(ibdev);
 	struct qhca_port_attr a;
 	int err;
 
-	err = qhca_admin_query_port(to_qdev(ibdev), port_num, &a);
+	err = qhca_admin_query_port(dev, port_num, &a);
 	if (err)
 		return err;
 
+	if (qhca_is_eth(dev)) {
+		qhca_roce_query_port(dev, &a, props);
+		return 0;
+	}
 	props->subnet_prefix = le64_to_cpu(a.subnet_prefix);
 	props->state = a.state;
 	props->phys_state = a.phys_state;
@@ -140,13 +145,16 @@ static int qhca_query_port(struct ib_device *ibdev, u32 port_num,
 	return 0;
 }
 
-/* The table has the one GID the device defines: subnet prefix + GUID. */
+/*
+ * The table has the one GID the device defines: subnet prefix + GUID.
+ * An Ethernet port's table is ib_core's (add_gid), never asked for here.
+ */
 static int qhca_query_gid(struct ib_device *ibdev, u32 port_num, int index,
 			  union ib_gid *gid)
 {
 	const struct qhca_port_attr *a = &to_qdev(ibdev)->port;
 
-	if (index != 0)
+	if (index != 0 || qhca_is_eth(to_qdev(ibdev)))
 		return -EINVAL;
 	gid->global.subnet_prefix =
 		cpu_to_be64(le64_to_cpu(a->subnet_prefix));
@@ -168,6 +176,10 @@ static int qhca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 {
 	const struct qhca_port_attr *a = &to_qdev(ibdev)->port;
 
+	if (qhca_is_eth(to_qdev(ibdev))) {
+		qhca_roce_port_immutable(immutable);
+		return 0;
+	}
 	/*
 	 * An InfiniBand port without management datagrams: the device has
 	 * no QP0 or QP1, so ib_mad, the CM and the SA have nothing to use.
@@ -184,7 +196,8 @@ static int qhca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 static enum rdma_link_layer qhca_get_link_layer(struct ib_device *ibdev,
 						u32 port_num)
 {
-	return IB_LINK_LAYER_INFINIBAND;
+	return qhca_is_eth(to_qdev(ibdev)) ? IB_LINK_LAYER_ETHERNET :
+					     IB_LINK_LAYER_INFINIBAND;
 }
 
 static int qhca_alloc_ucontext(struct ib_ucontext *ibuctx,
@@ -308,6 +321,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.uverbs_abi_ver = QHCA_UVERBS_ABI_VERSION,
 	.device_group = &qhca_hw_objects_group,
 
+	.add_gid = qhca_add_gid,
 	.alloc_hw_port_stats = qhca_alloc_hw_port_stats,
 	.alloc_pd = qhca_alloc_pd,
 	.alloc_xrcd = qhca_alloc_xrcd,
@@ -320,6 +334,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.dealloc_pd = qhca_dealloc_pd,
 	.dealloc_xrcd = qhca_dealloc_xrcd,
 	.dealloc_ucontext = qhca_dealloc_ucontext,
+	.del_gid = qhca_del_gid,
 	.dereg_mr = qhca_dereg_mr,
 	.destroy_ah = qhca_destroy_ah,
 	.detach_mcast = qhca_detach_mcast,
@@ -373,10 +388,31 @@ int qhca_ib_register(struct qhca_dev *dev)
 	ib_set_device_ops(ibdev, &qhca_dev_ops);
 	qhca_mw_set_ops(dev);
 
+	/*
+	 * An Ethernet port is a RoCE device only with its netdev: ib_core
+	 * takes the GIDs from its addresses and the MACs from its
+	 * neighbours.  Without it there would be a device no GID could be
+	 * added to.
+	 */
+	if (qhca_is_eth(dev)) {
+		if (!dev->netdev) {
+			dev_err(&dev->pdev->dev,
+				"Ethernet port without its net_device: not registering\n");
+			return -ENODEV;
+		}
+		err = ib_device_set_netdev(ibdev, dev->netdev, 1);
+		if (err)
+			return err;
+	}
+
 	/* The PCI device does the DMA and gives libibverbs its modalias. */
 	err = ib_register_device(ibdev, "qhca%d", &dev->pdev->dev);
-	if (err)
+	if (err) {
+		/* Our netdev goes next: it must not wait for this reference. */
+		if (qhca_is_eth(dev))
+			ib_device_set_netdev(ibdev, NULL, 1);
 		return err;
+	}
 	/* Pairs with the acquire in qhca_eq_dispatch(). */
 	smp_store_release(&dev->registered, true);
 	/* Named as the registered device is. */

@@ -100,7 +100,10 @@ static void qhca_wqe_sges(struct qhca_sge *dst, const struct ib_sge *src,
 	}
 }
 
-/* UD: the address vector of the AH and the destination QP and Q_Key. */
+/*
+ * UD and GSI: the address vector of the AH (with the next hop's MAC on an
+ * Ethernet port) and the destination QP and Q_Key.
+ */
 static int qhca_wqe_ud_av(const struct ib_send_wr *wr,
 			  struct qhca_sq_wqe *wqe)
 {
@@ -111,7 +114,10 @@ static int qhca_wqe_ud_av(const struct ib_send_wr *wr,
 		return -EINVAL;
 	qhca_ah_to_wqe(to_qah(uwr->ah), ud);
 	ud->dest_qpn = cpu_to_le32(uwr->remote_qpn);
-	/* The high bit asks the device for the QP's own Q_Key. */
+	/*
+	 * The high bit asks the device for the QP's own Q_Key: the GSI Q_Key
+	 * has it, and QP1's own Q_Key is that one (ib_mad sets it).
+	 */
 	ud->qkey = cpu_to_le32(uwr->remote_qkey);
 	return 0;
 }
@@ -162,8 +168,7 @@ static const struct qhca_wr_info *qhca_wr_check(const struct qhca_qp *qp,
 	if ((wr->send_flags & IB_SEND_INLINE) &&
 	    !(info->flags & QHCA_WR_F_INLINE))
 		return NULL;
-	if (qp->ibqp.qp_type == IB_QPT_UD &&
-	    !qhca_wr_allowed(wr->opcode, QHCA_QPT_UD))
+	if (qhca_qp_is_ud(qp) && !qhca_wr_allowed(wr->opcode, QHCA_QPT_UD))
 		return NULL;
 	return info;
 }
@@ -209,7 +214,7 @@ static int qhca_build_send_wqe(struct qhca_qp *qp, const struct ib_send_wr *wr,
 	}
 
 	static_assert(sizeof(struct qhca_sq_wqe_ud) == sizeof(*wqe));
-	if (qp->ibqp.qp_type == IB_QPT_UD) {
+	if (qhca_qp_is_ud(qp)) {
 		err = qhca_wqe_ud_av(wr, wqe);
 		if (err)
 			return err;
