@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qtest for the RoCEv2 frames of qhca's Ethernet port (interface 1.5):
+ * what the device puts on its netdev, read field by field by the test's
+ * own parser (qt_roce_parse(), qt_icrc(): nothing of the device's code),
+ * and what it makes of frames the test puts there, good and hostile.
+ *
+ * The test holds the other end of the port's socket netdev and plays the
+ * rest of the segment: a peer at qt_peer_ip4/6 and qt_peer_mac.  Two RC
+ * QPs of the device, each with that peer in its address vector, talk to
+ * each other through the test, which reflects each frame (swaps the
+ * addresses, reseals the ICRC): every frame of a SEND and its ACK crosses
+ * the wire in both directions.  Other frames the test builds itself.
+ *
+ * A hostile frame (truncated, bad checksums or ICRC, lengths that lie,
+ * unknown opcodes, TVer, pad, oversized payloads, VLAN tags, fragments,
+ * QPs that do not exist, runts and giants) must be dropped and counted,
+ * complete nothing and leave the port working.
+ */
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qhca-qtest.h"
+
+#define ROCE_PSN_A          0x00fff0    /* wraps within a few packets */
+#define ROCE_PSN_B          0x123456
+#define ROCE_PKEY           0xffff
+#define ROCE_TTL            64          /* what qt_set_qp_av() asks for */
+#define ROCE_BUF_SIZE       (64 * 1024)
+#define ROCE_RECV_OFF       16384       /* where B's receives land */
+#define ROCE_WRITE_OFF      32768       /* the target of RDMA WRITEs */
+/* Room for the largest frame any case builds: jumbo payloads. */
+#define ROCE_FRAME_MAX      (QHCA_ETH_FRAME_MAX + 256)
+
+/* IBA opcodes (transport RC: 0x00) the test builds or expects. */
+#define OP_SEND_ONLY        0x04
+#define OP_SEND_ONLY_IMM    0x05
+#define OP_WRITE_ONLY       0x0a
+#define OP_READ_REQUEST     0x0c
+#define OP_READ_RESP_ONLY   0x10
+#define OP_ACK              0x11
+#define OP_UC               0x20
+#define OP_UD               0x60
+#define OP_CNP              0x81
+
+#define AETH_ACK_CREDITS_NONE   0x1f
+
+typedef struct Roce {
+    QhcaTest *t;
+    bool v6;
+    uint32_t uar, pdn, lkey;
+    QhcaEq eq;
+    QhcaCq cq;
+    QhcaQp a, b;                /* A's peer is B, B's is A, via the wire */
+    uint64_t buf;
+    uint8_t frame[ROCE_FRAME_MAX];
+} Roce;
+
+/*
+ * The UDP source port Linux's rdma_get_udp_sport() gives the QP pair, as
+ * the spec words it (Documentation/hw/qhca-ethernet.rst): the flow label,
+ * or the QPNs' product folded to 20 bits, then folded to 14 over 0xC000.
+ */
+static uint16_t roce_sport(uint32_t lqpn, uint32_t rqpn)
+{
+    uint64_t v = (uint64_t)lqpn * rqpn;
+    uint32_t fl;
+
+    v ^= v >> 20;
+    v ^= v >> 40;
+    fl = v & 0xfffff;
+    return 0xc000 | ((fl & 0x3fff) ^ (fl >> 14));
+}
+
+static void roce_av(Roce *r, const QhcaQp *qp)
+{
+    g_assert_cmpuint(qt_set_qp_av(r->t, qp->qpn,
+                                  r->v6 ? QT_GID_IP6 : QT_GID_IP4,
+                                  r->v6 ? qt_peer_ip6 : qt_peer_ip4,
+                                  qt_peer_mac), ==, QHCA_AQ_SUCCESS);
+}
+
+/* The device on the test's wire, its GIDs set, A and B connected. */
+static Roce *roce_start(bool v6)
+{
+    Roce *r = g_new0(Roce, 1);
+    QhcaPath path = qt_rc_path;
+    QhcaQpSpec spec;
+
+    r->v6 = v6;
+    r->t = qt_start_eth(NULL);
+    qt_enable(r->t, 5);
+    qt_alloc_uar_pd(r->t, &r->uar, &r->pdn);
+    qt_eq_init(r->t, &r->eq, 6, 2, 0);
+    r->lkey = qt_reg_phys_mr(r->t, r->pdn, QHCA_ACCESS_ALL, 0x5a, 0);
+    qt_cq_init(r->t, &r->cq, 6, r->eq.eqn, r->uar);
+    qt_eth_gids(r->t);
+    r->buf = guest_alloc(&r->t->alloc, ROCE_BUF_SIZE);
+    qtest_memset(r->t->qts, r->buf, 0, ROCE_BUF_SIZE);
+
+    spec = qt_rc_spec(r->pdn, r->uar, &r->cq, &r->cq);
+    g_assert_cmpuint(qt_qp_try_create(r->t, &r->a, &spec), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_qp_try_create(r->t, &r->b, &spec), ==,
+                     QHCA_AQ_SUCCESS);
+    roce_av(r, &r->a);
+    roce_av(r, &r->b);
+    path.dlid = 0;              /* Ethernet: the AV has the address */
+    path.sq_psn = ROCE_PSN_A;
+    path.rq_psn = ROCE_PSN_B;
+    qt_connect(r->t, r->a.qpn, r->b.qpn, &path);
+    path.sq_psn = ROCE_PSN_B;
+    path.rq_psn = ROCE_PSN_A;
+    qt_connect(r->t, r->b.qpn, r->a.qpn, &path);
+    return r;
+}
+
+static void roce_stop(Roce *r)
+{
+    qt_assert_alive(r->t);
+    qhca_stop(r->t);
+    g_free(r);
+}
+
+/* The next frame the port sends, which must come, and be RoCEv2. */
+static size_t roce_expect_frame(Roce *r, QtRoce *p)
+{
+    ssize_t len = qt_wire_recv(r->t, r->frame, sizeof(r->frame),
+                               QHCA_TIMEOUT_US);
+
+    g_assert_cmpint(len, >, 0);
+    g_assert_cmpint(len, <=, sizeof(r->frame));
+    g_assert(qt_roce_parse(r->frame, len, p));
+    g_assert(p->icrc_ok);
+    return len;
+}
+
+/* Nothing more came out of the port. */
+static void roce_assert_quiet(Roce *r)
+{
+    g_assert_cmpint(qt_wire_recv(r->t, r->frame, sizeof(r->frame), 0), ==,
+                    -1);
+}
+
+/*
+ * The Ethernet, IP, UDP and BTH fields of a frame the port sent from QP
+ * @src to QP @dest, every field the spec fixes, read from the bytes.
+ */
+static void roce_check_headers(Roce *r, const uint8_t *f, size_t len,
+                               const QtRoce *p, uint32_t src, uint32_t dest)
+{
+    const uint8_t *ip = f + 14, *udp, *bth = f + p->ib;
+    size_t end = p->ib + p->ib_len + QT_ICRC_LEN;
+    uint32_t sum = 0;
+    unsigned i;
+
+    g_assert(!memcmp(f, qt_peer_mac, 6));
+    g_assert(!memcmp(f + 6, qt_eth_mac, 6));
+    g_assert_cmpuint(p->v6, ==, r->v6);
+    if (r->v6) {
+        uint32_t w = ldl_be_p(ip);
+
+        g_assert_cmphex(lduw_be_p(f + 12), ==, 0x86dd);
+        g_assert_cmpuint(w >> 28, ==, 6);
+        g_assert_cmphex((w >> 20) & 0xff, ==, 0);      /* traffic class */
+        g_assert_cmphex(w & 0xfffff, ==, 0);           /* flow label */
+        g_assert_cmpuint(lduw_be_p(ip + 4), ==, end - 14 - 40);
+        g_assert_cmpuint(ip[6], ==, 17);
+        g_assert_cmpuint(ip[7], ==, ROCE_TTL);
+        g_assert(!memcmp(ip + 8, qt_port_ip6, 16));
+        g_assert(!memcmp(ip + 24, qt_peer_ip6, 16));
+        udp = ip + 40;
+    } else {
+        g_assert_cmphex(lduw_be_p(f + 12), ==, 0x0800);
+        g_assert_cmphex(ip[0], ==, 0x45);
+        g_assert_cmphex(ip[1], ==, 0);                 /* TOS */
+        g_assert_cmpuint(lduw_be_p(ip + 2), ==, end - 14);
+        g_assert_cmphex(lduw_be_p(ip + 6), ==, 0x4000); /* DF, offset 0 */
+        g_assert_cmpuint(ip[8], ==, ROCE_TTL);
+        g_assert_cmpuint(ip[9], ==, 17);
+        for (i = 0; i < 20; i += 2) {
+            sum += lduw_be_p(ip + i);
+        }
+        while (sum >> 16) {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        g_assert_cmphex(sum, ==, 0xffff);
+        g_assert(!memcmp(ip + 12, qt_port_ip4 + 12, 4));
+        g_assert(!memcmp(ip + 16, qt_peer_ip4 + 12, 4));
+        udp = ip + 20;
+    }
+    /* The device pads nothing: the frame ends with the ICRC. */
+    g_assert_cmpuint(len, ==, end);
+    g_assert_cmpuint(lduw_be_p(udp), ==, roce_sport(src, dest));
+    g_assert_cmpuint(lduw_be_p(udp + 2), ==, QT_ROCE_PORT);
+    g_assert_cmpuint(lduw_be_p(udp + 4), ==, end - (udp - f));
+    g_assert_cmphex(lduw_be_p(udp + 6), ==, 0);        /* no checksum */
+    g_assert_cmpuint(bth - udp, ==, 8);
+    g_assert_cmphex(bth[1] & 0x4f, ==, 0);             /* M, TVer */
+    g_assert_cmphex(p->pkey, ==, ROCE_PKEY);
+    g_assert_cmphex(bth[4], ==, 0);
+    g_assert_cmphex(bth[8] & 0x7f, ==, 0);
+    g_assert_cmphex(p->qpn, ==, dest);
+}
+
+/*
+ * Send @f back to the port as the peer would receive and answer it: the
+ * MACs and IP addresses swapped, the ICRC (which covers the addresses)
+ * computed again.  The IPv4 checksum does not change with the order.
+ */
+static void roce_reflect(Roce *r, uint8_t *f, const QtRoce *p)
+{
+    size_t end = p->ib + p->ib_len + QT_ICRC_LEN;
+    size_t off = r->v6 ? 14 + 8 : 14 + 12, n = r->v6 ? 16 : 4;
+    uint8_t tmp[16];
+
+    memcpy(f, qt_eth_mac, 6);
+    memcpy(f + 6, qt_peer_mac, 6);
+    memcpy(tmp, f + off, n);
+    memcpy(f + off, f + off + n, n);
+    memcpy(f + off + n, tmp, n);
+    qt_roce_seal(f, end);
+    qt_wire_send(r->t, f, end);
+}
+
+/* An ACK for @psn with @msn must come for QP @dest from QP @src. */
+static void roce_expect_ack(Roce *r, uint32_t src, uint32_t dest,
+                            uint32_t psn, uint32_t msn, QtRoce *p)
+{
+    size_t len = roce_expect_frame(r, p);
+    const uint8_t *ib = r->frame + p->ib;
+
+    roce_check_headers(r, r->frame, len, p, src, dest);
+    g_assert_cmphex(p->opcode, ==, OP_ACK);
+    g_assert_cmpuint(p->ib_len, ==, QT_BTH_LEN + 4);   /* BTH, AETH */
+    g_assert(!p->se);
+    g_assert_cmpuint(p->pad, ==, 0);
+    g_assert_cmphex(p->psn, ==, psn);
+    g_assert_cmphex(ib[12] & 0xe0, ==, 0);             /* an ACK */
+    g_assert_cmphex(ldl_be_p(ib + 12) & 0xffffff, ==, msn);
+}
+
+static uint64_t roce_count(Roce *r, enum qhca_counter c)
+{
+    return qt_counter(r->t, c);
+}
+
+/*
+ * A SEND from A to B over the wire: the request as the port sends it,
+ * field by field; reflected, B receives it and ACKs; the ACK, read and
+ * reflected, completes A's WQE.
+ */
+static void test_send(const void *opaque)
+{
+    bool v6 = (uintptr_t)opaque;
+    Roce *r;
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(0x10),
+        .opcode = QHCA_WR_SEND,
+        .flags = QHCA_WQE_F_SIGNALED | QHCA_WQE_F_SOLICITED,
+        .num_sge = 1,
+    };
+    const uint32_t n = 701;     /* three bytes of pad */
+    struct qhca_sge ss, rs;
+    uint8_t data[701], got[701];
+    struct qhca_cqe cqe;
+    QtRoce p;
+    size_t len;
+    unsigned i;
+
+    if (!qt_has_eth()) {
+        g_test_skip("this QEMU's qhca has no netdev property");
+        return;
+    }
+    r = roce_start(v6);
+    ss = qt_sge(r->buf, n, r->lkey);
+    rs = qt_sge(r->buf + ROCE_RECV_OFF, 4096, r->lkey);
+    for (i = 0; i < n; i++) {
+        data[i] = i * 13 + 7;
+    }
+    qtest_memwrite(r->t->qts, r->buf, data, n);
+    qt_qp_post_recv(r->t, &r->b, 0x20, &rs, 1);
+    qt_qp_post_send(r->t, &r->a, &w, &ss, 1);
+    qt_qp_ring_sq(r->t, &r->a);
+
+    len = roce_expect_frame(r, &p);
+    roce_check_headers(r, r->frame, len, &p, r->a.qpn, r->b.qpn);
+    g_assert_cmphex(p.opcode, ==, OP_SEND_ONLY);
+    g_assert(p.se);
+    g_assert(p.ackreq);
+    g_assert_cmpuint(p.pad, ==, 3);
+    g_assert_cmphex(p.psn, ==, ROCE_PSN_A);
+    g_assert_cmpuint(p.ib_len, ==, QT_BTH_LEN + n + 3);
+    g_assert(!memcmp(r->frame + p.ib + QT_BTH_LEN, data, n));
+    for (i = 0; i < 3; i++) {
+        g_assert_cmphex(r->frame[p.ib + QT_BTH_LEN + n + i], ==, 0);
+    }
+
+    roce_reflect(r, r->frame, &p);
+    cqe = qt_cq_expect(r->t, &r->cq, r->b.qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x20);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, n);
+    g_assert(cqe.flags & QHCA_CQE_F_SOLICITED);
+    qtest_memread(r->t->qts, r->buf + ROCE_RECV_OFF, got, n);
+    g_assert(!memcmp(got, data, n));
+
+    roce_expect_ack(r, r->b.qpn, r->a.qpn, ROCE_PSN_A, 1, &p);
+    roce_reflect(r, r->frame, &p);
+    cqe = qt_cq_expect(r->t, &r->cq, r->a.qpn, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x10);
+
+    qt_cq_assert_empty(r->t, &r->cq);
+    roce_assert_quiet(r);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ROCE_RX_DROPS), ==, 0);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ICRC_ERRORS), ==, 0);
+    roce_stop(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Frames built by the test                                            */
+
+/*
+ * A frame from the peer (QP A's number) to QP @qpn: the BTH with
+ * @opcode, @psn and AckReq, then @hlen bytes of extension headers @hdr,
+ * @plen bytes of payload @pay and its pad; returns the frame's length.
+ */
+static size_t roce_build(Roce *r, uint8_t *f, uint8_t opcode, uint32_t qpn,
+                         uint32_t psn, const void *hdr, size_t hlen,
+                         const void *pay, size_t plen)
+{
+    static uint8_t ib[ROCE_FRAME_MAX];
+    QtRoceAddr a = qt_roce_addr(r->v6);
+    size_t pad = -plen & 3, n;
+
+    g_assert_cmpuint(QT_BTH_LEN + hlen + plen + pad, <=,
+                     sizeof(ib) - QT_ROCE_HDR_MAX - QT_ICRC_LEN);
+    a.sport = roce_sport(r->a.qpn, qpn);
+    n = qt_bth(ib, opcode, false, true, pad, qpn, psn);
+    memcpy(ib + n, hdr, hlen);
+    n += hlen;
+    memcpy(ib + n, pay, plen);
+    n += plen;
+    memset(ib + n, 0, pad);
+    n += pad;
+    return qt_roce_frame(&a, ib, n, f);
+}
+
+/* The BTH of a frame roce_build() made, with the plain IPv4 header. */
+static uint8_t *roce_bth(Roce *r, uint8_t *f)
+{
+    return f + 14 + (r->v6 ? 40 : 20) + 8;
+}
+
+/* Make @f's IPv4 header checksum right again after an edit. */
+static void roce_ip4_csum(uint8_t *f)
+{
+    uint8_t *ip = f + 14;
+    uint32_t sum = 0;
+    unsigned i;
+
+    stw_be_p(ip + 10, 0);
+    for (i = 0; i < (ip[0] & 0xfu) * 4; i += 2) {
+        sum += lduw_be_p(ip + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    stw_be_p(ip + 10, ~sum);
+}
+
+/*
+ * Frames the test builds for B as A would send them: a SEND with
+ * immediate, an RDMA WRITE (RETH) and an RDMA READ request, each answered
+ * on the wire (ACK, ACK, READ response with AETH and the data).
+ */
+static void test_inject(void)
+{
+    Roce *r;
+    struct qhca_sge rs;
+    uint8_t data[256], got[256], reth[16], ib_imm[4] = { 1, 2, 3, 4 };
+    struct qhca_cqe cqe;
+    QtRoce p;
+    size_t len;
+    unsigned i;
+
+    if (!qt_has_eth()) {
+        g_test_skip("this QEMU's qhca has no netdev property");
+        return;
+    }
+    r = roce_start(false);
+    rs = qt_sge(r->buf + ROCE_RECV_OFF, 4096, r->lkey);
+    for (i = 0; i < sizeof(data); i++) {
+        data[i] = i ^ 0xa5;
+    }
+
+    /* SEND_ONLY with immediate: the CQE has it as sent, then an ACK. */
+    qt_qp_post_recv(r->t, &r->b, 0x30, &rs, 1);
+    len = roce_build(r, r->frame, OP_SEND_ONLY_IMM, r->b.qpn, ROCE_PSN_A,
+                     ib_imm, sizeof(ib_imm), data, 100);
+    qt_wire_send(r->t, r->frame, len);
+    cqe = qt_cq_expect(r->t, &r->cq, r->b.qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 100);
+    g_assert(cqe.flags & QHCA_CQE_F_IMM);
+    g_assert(!memcmp(&cqe.imm_data, ib_imm, 4));
+    qtest_memread(r->t->qts, r->buf + ROCE_RECV_OFF, got, 100);
+    g_assert(!memcmp(got, data, 100));
+    roce_expect_ack(r, r->b.qpn, r->a.qpn, ROCE_PSN_A, 1, &p);
+
+    /* RDMA WRITE_ONLY: the RETH's address, key and length are used. */
+    stq_be_p(reth, r->buf + ROCE_WRITE_OFF);
+    stl_be_p(reth + 8, r->lkey);
+    stl_be_p(reth + 12, sizeof(data));
+    len = roce_build(r, r->frame, OP_WRITE_ONLY, r->b.qpn, ROCE_PSN_A + 1,
+                     reth, sizeof(reth), data, sizeof(data));
+    qt_wire_send(r->t, r->frame, len);
+    roce_expect_ack(r, r->b.qpn, r->a.qpn, ROCE_PSN_A + 1, 2, &p);
+    qtest_memread(r->t->qts, r->buf + ROCE_WRITE_OFF, got, sizeof(got));
+    g_assert(!memcmp(got, data, sizeof(data)));
+
+    /* RDMA READ of what was written: READ_RESPONSE_ONLY, AETH, data. */
+    stl_be_p(reth + 12, 200);
+    len = roce_build(r, r->frame, OP_READ_REQUEST, r->b.qpn, ROCE_PSN_A + 2,
+                     reth, sizeof(reth), NULL, 0);
+    qt_wire_send(r->t, r->frame, len);
+    len = roce_expect_frame(r, &p);
+    roce_check_headers(r, r->frame, len, &p, r->b.qpn, r->a.qpn);
+    g_assert_cmphex(p.opcode, ==, OP_READ_RESP_ONLY);
+    g_assert_cmphex(p.psn, ==, ROCE_PSN_A + 2);
+    g_assert_cmpuint(p.pad, ==, 0);
+    g_assert_cmpuint(p.ib_len, ==, QT_BTH_LEN + 4 + 200);
+    g_assert_cmphex(r->frame[p.ib + 12] & 0xe0, ==, 0);
+    g_assert_cmphex(ldl_be_p(r->frame + p.ib + 12) & 0xffffff, ==, 3);
+    g_assert(!memcmp(r->frame + p.ib + QT_BTH_LEN + 4, data, 200));
+
+    qt_cq_assert_empty(r->t, &r->cq);
+    roce_assert_quiet(r);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ROCE_RX_DROPS), ==, 0);
+    roce_stop(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Hostile frames                                                      */
+
+typedef enum RoceFate {
+    FATE_ROCE_DROP,             /* RoCEv2 for the port, refused */
+    FATE_ICRC,                  /* refused for its ICRC */
+    FATE_NIC,                   /* not RoCEv2: the NIC, which has no QP */
+    FATE_RUNT,                  /* not even an Ethernet header */
+    FATE_GIANT,                 /* beyond the port's largest frame */
+} RoceFate;
+
+/*
+ * Put @f on the wire and wait until the port has dealt with it as @fate
+ * says, then check that every counter moved as it should and no other.
+ */
+static void roce_hostile(Roce *r, const char *what, const uint8_t *f,
+                         size_t len, RoceFate fate)
+{
+    struct qhca_counters c0 = qt_counters(r->t), c1;
+    uint64_t drops = le64_to_cpu(c0.cnt[QHCA_CNT_ROCE_RX_DROPS]);
+    uint64_t icrc = le64_to_cpu(c0.cnt[QHCA_CNT_ICRC_ERRORS]);
+    uint64_t rx = le64_to_cpu(c0.cnt[QHCA_CNT_ETH_RX_FRAMES]);
+    uint64_t nobuf = le64_to_cpu(c0.cnt[QHCA_CNT_ETH_RX_NO_BUF]);
+
+    g_test_message("hostile frame: %s (%zu bytes)", what, len);
+    qt_wire_send(r->t, f, len);
+    switch (fate) {
+    case FATE_ROCE_DROP:
+    case FATE_ICRC:
+        qt_wait_counter(r->t, QHCA_CNT_ROCE_RX_DROPS, drops + 1);
+        drops++;
+        icrc += fate == FATE_ICRC;
+        break;
+    case FATE_NIC:
+    case FATE_GIANT:
+        qt_wait_counter(r->t, QHCA_CNT_ETH_RX_NO_BUF, nobuf + 1);
+        nobuf++;
+        break;
+    case FATE_RUNT:
+        qt_wait_counter(r->t, QHCA_CNT_ETH_RX_FRAMES, rx + 1);
+        break;
+    }
+    c1 = qt_counters(r->t);
+    g_assert_cmpuint(le64_to_cpu(c1.cnt[QHCA_CNT_ROCE_RX_DROPS]), ==, drops);
+    g_assert_cmpuint(le64_to_cpu(c1.cnt[QHCA_CNT_ICRC_ERRORS]), ==, icrc);
+    g_assert_cmpuint(le64_to_cpu(c1.cnt[QHCA_CNT_ETH_RX_FRAMES]), ==, rx + 1);
+    g_assert_cmpuint(le64_to_cpu(c1.cnt[QHCA_CNT_ETH_RX_NO_BUF]), ==, nobuf);
+    g_assert_cmpuint(le64_to_cpu(c1.cnt[QHCA_CNT_RX_PACKETS]), ==,
+                     le64_to_cpu(c0.cnt[QHCA_CNT_RX_PACKETS]));
+}
+
+/*
+ * Length @ulen for the UDP header of @f and the IP header before it
+ * (whose checksum is made right), as a sender that means it would.
+ */
+static void roce_set_lengths(Roce *r, uint8_t *f, size_t ulen)
+{
+    uint8_t *udp = roce_bth(r, f) - 8;
+
+    stw_be_p(udp + 4, ulen);
+    if (r->v6) {
+        stw_be_p(f + 14 + 4, ulen);
+    } else {
+        stw_be_p(f + 14 + 2, 20 + ulen);
+        roce_ip4_csum(f);
+    }
+}
+
+static void test_hostile(void)
+{
+    static uint8_t f[ROCE_FRAME_MAX], big[ROCE_FRAME_MAX];
+    static uint8_t junk[QHCA_ETH_MAX_MTU];
+    static const size_t cuts[] = {
+        1, 6, 12, 13,                   /* in the Ethernet header */
+        14, 20, 33, 34, 41,             /* IP, UDP before its port */
+        42, 46, 50, 54, 58, 60, 90, 117 /* UDP, BTH, payload, ICRC */
+    };
+    Roce *r;
+    uint8_t data[64] = { 0x11 }, hdr[32] = { 0 };
+    struct qhca_sge rs;
+    size_t len, glen, i;
+    QtRoceAddr a;
+    uint8_t ib[64];
+    QtRoce p;
+
+    if (!qt_has_eth()) {
+        g_test_skip("this QEMU's qhca has no netdev property");
+        return;
+    }
+    r = roce_start(false);
+    rs = qt_sge(r->buf + ROCE_RECV_OFF, 4096, r->lkey);
+    qt_qp_post_recv(r->t, &r->b, 0x40, &rs, 1);
+    /* The good frame the others are made from: 14 + 20 + 8 + 12 + 64 + 4. */
+    glen = roce_build(r, f, OP_SEND_ONLY, r->b.qpn, ROCE_PSN_A, NULL, 0,
+                      data, sizeof(data));
+    g_assert_cmpuint(glen, ==, 122);
+
+    /* Cut at and around every header boundary. */
+    for (i = 0; i < ARRAY_SIZE(cuts); i++) {
+        g_autofree char *what = g_strdup_printf("cut to %zu", cuts[i]);
+
+        roce_hostile(r, what, f, cuts[i],
+                     cuts[i] < 14 ? FATE_RUNT :
+                     cuts[i] < 42 ? FATE_NIC : FATE_ROCE_DROP);
+    }
+
+    /* Lengths that say the packet ends early, ICRC made right. */
+    memcpy(big, f, glen);
+    roce_set_lengths(r, big, 8 + 6);
+    qt_roce_seal(big, glen);
+    roce_hostile(r, "half a BTH", big, glen, FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    roce_set_lengths(r, big, 8 + QT_BTH_LEN);
+    roce_hostile(r, "BTH without ICRC", big, glen, FATE_ROCE_DROP);
+    len = roce_build(r, big, OP_WRITE_ONLY, r->b.qpn, ROCE_PSN_A, hdr, 8,
+                     NULL, 0);
+    roce_hostile(r, "half a RETH", big, len, FATE_ROCE_DROP);
+    len = roce_build(r, big, OP_ACK, r->b.qpn, ROCE_PSN_A, NULL, 0, NULL, 0);
+    roce_hostile(r, "ACK without AETH", big, len, FATE_ROCE_DROP);
+
+    /* Checksums and lengths that lie. */
+    memcpy(big, f, glen);
+    big[14 + 10] ^= 0x40;
+    roce_hostile(r, "bad IPv4 header checksum", big, glen, FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    big[glen - 1] ^= 0x01;
+    roce_hostile(r, "bad ICRC", big, glen, FATE_ICRC);
+    memcpy(big, f, glen);
+    big[glen - 30] ^= 0x80;
+    roce_hostile(r, "payload changed under the ICRC", big, glen, FATE_ICRC);
+    memcpy(big, f, glen);
+    stw_be_p(roce_bth(r, big) - 4, glen - 14 - 20 - 4);
+    qt_roce_seal(big, glen);
+    roce_hostile(r, "UDP length short of the IP's", big, glen,
+                 FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    stw_be_p(roce_bth(r, big) - 4, glen - 14 - 20 + 4);
+    roce_hostile(r, "UDP length past the IP's", big, glen, FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    stw_be_p(big + 14 + 2, 2000);
+    roce_ip4_csum(big);
+    roce_hostile(r, "IPv4 length past the frame", big, glen, FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    stw_be_p(big + 14 + 6, 0x2000);
+    roce_ip4_csum(big);
+    roce_hostile(r, "IPv4 fragment (MF)", big, glen, FATE_ROCE_DROP);
+    /* IPv4 options: four NOPs, everything after them moved. */
+    memcpy(big, f, 34);
+    memset(big + 34, 1, 4);
+    memcpy(big + 38, f + 34, glen - 34);
+    big[14] = 0x46;
+    stw_be_p(big + 14 + 2, glen - 14 + 4);
+    roce_ip4_csum(big);
+    roce_hostile(r, "IPv4 options", big, glen + 4, FATE_ROCE_DROP);
+
+    /* BTH fields a sender may not use, each with a good ICRC. */
+    memcpy(big, f, glen);
+    roce_bth(r, big)[0] = 0x18;
+    qt_roce_seal(big, glen);
+    roce_hostile(r, "unknown RC opcode 0x18", big, glen, FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    roce_bth(r, big)[0] = OP_UD | 0x00;
+    qt_roce_seal(big, glen);
+    roce_hostile(r, "UD SEND_FIRST", big, glen, FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    roce_bth(r, big)[0] = OP_UC | OP_READ_REQUEST;
+    qt_roce_seal(big, glen);
+    roce_hostile(r, "UC READ request", big, glen, FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    roce_bth(r, big)[0] = OP_CNP;
+    qt_roce_seal(big, glen);
+    roce_hostile(r, "CNP", big, glen, FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    roce_bth(r, big)[1] |= 0x01;
+    qt_roce_seal(big, glen);
+    roce_hostile(r, "BTH TVer 1", big, glen, FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    stw_be_p(roce_bth(r, big) + 2, 0x8001);
+    qt_roce_seal(big, glen);
+    roce_hostile(r, "P_Key of another partition", big, glen, FATE_ROCE_DROP);
+    len = roce_build(r, big, OP_SEND_ONLY, r->b.qpn, ROCE_PSN_A, NULL, 0,
+                     NULL, 0);
+    roce_bth(r, big)[1] |= 3 << 4;
+    qt_roce_seal(big, len);
+    roce_hostile(r, "pad longer than the payload", big, len, FATE_ROCE_DROP);
+    len = roce_build(r, big, OP_ACK, r->b.qpn, ROCE_PSN_A, hdr, 4, data, 8);
+    roce_hostile(r, "ACK with a payload", big, len, FATE_ROCE_DROP);
+    len = roce_build(r, big, OP_READ_REQUEST, r->b.qpn, ROCE_PSN_A, hdr, 16,
+                     data, 4);
+    roce_hostile(r, "READ request with a payload", big, len, FATE_ROCE_DROP);
+    len = roce_build(r, big, OP_SEND_ONLY, r->b.qpn, ROCE_PSN_A, NULL, 0,
+                     junk, 4100);
+    roce_hostile(r, "payload over 4096 bytes", big, len, FATE_ROCE_DROP);
+    len = roce_build(r, big, OP_SEND_ONLY, r->b.qpn, ROCE_PSN_A, NULL, 0,
+                     junk, QHCA_ETH_MAX_MTU - 20 - 8 - 12 - 4);
+    g_assert_cmpuint(len, ==, 14 + QHCA_ETH_MAX_MTU);
+    roce_hostile(r, "jumbo frame, payload over 4096 bytes", big, len,
+                 FATE_ROCE_DROP);
+
+    /* Good frames the transport cannot use. */
+    len = roce_build(r, big, OP_SEND_ONLY, 0x777, ROCE_PSN_A, NULL, 0,
+                     data, sizeof(data));
+    roce_hostile(r, "a QP that does not exist", big, len, FATE_ROCE_DROP);
+
+    /*
+     * A VLAN tag: not the port's RoCEv2 (it has no VLANs), so the NIC's,
+     * for a VLAN device of the guest; it has no RAW_ETH QP here.
+     */
+    a = qt_roce_addr(false);
+    a.vlan = 5;
+    len = qt_bth(ib, OP_SEND_ONLY, false, true, 0, r->b.qpn, ROCE_PSN_A);
+    memcpy(ib + len, data, 16);
+    len = qt_roce_frame(&a, ib, len + 16, big);
+    roce_hostile(r, "802.1Q tag", big, len, FATE_NIC);
+
+    /* Giants and runts, whatever they hold. */
+    memset(big, 0, sizeof(big));
+    memcpy(big, f, glen);
+    roce_hostile(r, "9 KiB frame", big, 9 * 1024, FATE_GIANT);
+    roce_hostile(r, "runt", f, 10, FATE_RUNT);
+
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ICRC_ERRORS), ==, 2);
+    qt_cq_assert_empty(r->t, &r->cq);
+    roce_assert_quiet(r);
+
+    /* Still at work: the good frame is received and acknowledged. */
+    qt_wire_send(r->t, f, glen);
+    qt_cq_expect(r->t, &r->cq, r->b.qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    roce_expect_ack(r, r->b.qpn, r->a.qpn, ROCE_PSN_A, 1, &p);
+    qt_cq_assert_empty(r->t, &r->cq);
+    roce_stop(r);
+}
+
+int main(int argc, char **argv)
+{
+    if (!qt_init(&argc, &argv)) {
+        return g_test_run();
+    }
+
+    qtest_add_data_func("/qhca/roce/send-ipv4", (void *)(uintptr_t)false,
+                        test_send);
+    qtest_add_data_func("/qhca/roce/send-ipv6", (void *)(uintptr_t)true,
+                        test_send);
+    qtest_add_func("/qhca/roce/inject", test_inject);
+    qtest_add_func("/qhca/roce/hostile", test_hostile);
+    return g_test_run();
+}
