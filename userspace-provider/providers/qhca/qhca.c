@@ -86,6 +86,7 @@ static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 {
 	struct qhca_alloc_context_resp resp = {};
 	struct qhca_alloc_context cmd = {};
+	struct ibv_port_attr port_attr = {};
 	struct qhca_context *ctx;
 	int err;
 
@@ -123,11 +124,22 @@ static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 	ctx->max_inline_data = resp.max_inline_data;
 	ctx->hw_version = resp.hw_version;
 
+	err = qhca_query_port(&ctx->ibv_ctx.context, 1, &port_attr);
+	if (err) {
+		verbs_err(&ctx->ibv_ctx, "QUERY_PORT failed: %s\n",
+			  strerror(err));
+		goto err_unmap;
+	}
+	ctx->link_layer = port_attr.link_layer;
+	ctx->gid_tbl_len = port_attr.gid_tbl_len;
+
 	verbs_set_ops(&ctx->ibv_ctx, &qhca_ctx_ops);
 	verbs_debug(&ctx->ibv_ctx, "context on doorbell page %u, hw 0x%08x\n",
 		    ctx->uar_index, ctx->hw_version);
 	return &ctx->ibv_ctx;
 
+err_unmap:
+	munmap(ctx->db_page, resp.db_page_size);
 err_uninit:
 	/* Closing cmd_fd here makes the kernel free the half-made context. */
 	verbs_uninit_context(&ctx->ibv_ctx);

@@ -33,6 +33,14 @@ struct qhca_context {
 	uint32_t uar_index;
 	uint32_t max_inline_data;
 	uint32_t hw_version;
+	/*
+	 * Port 1 as the context found it: an Ethernet (RoCEv2) port makes
+	 * its AHs through the kernel, which resolves the destination MAC;
+	 * an IB port has them made here.  Neither changes while the device
+	 * is up.
+	 */
+	uint8_t link_layer;		/* IBV_LINK_LAYER_* */
+	int gid_tbl_len;
 };
 
 struct qhca_pd {
@@ -151,6 +159,11 @@ struct qhca_qp {
 static inline struct qhca_context *to_qhca_ctx(struct ibv_context *ibctx)
 {
 	return container_of(ibctx, struct qhca_context, ibv_ctx.context);
+}
+
+static inline bool qhca_ctx_is_eth(const struct qhca_context *ctx)
+{
+	return ctx->link_layer == IBV_LINK_LAYER_ETHERNET;
 }
 
 static inline struct qhca_pd *to_qhca_pd(struct ibv_pd *ibpd)

@@ -2,13 +2,15 @@
 /*
  * libqhca address handles.  The device has no AH object: each UD send
  * WQE carries its whole address vector.  An AH is that vector, checked
- * and prebuilt in the WQE's byte order when it is created (without a
- * system call), and copied into every WQE that uses it.
+ * and prebuilt in the WQE's byte order when it is created (on an IB port
+ * without a system call; on an Ethernet port the kernel resolves its
+ * MAC), and copied into every WQE that uses it.
  */
 #ifndef QHCA_AH_H
 #define QHCA_AH_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -32,6 +34,7 @@ struct qhca_av {
 struct qhca_ah {
 	struct ibv_ah ibv_ah;
 	struct qhca_av av;
+	bool kernel;			/* made by the kernel: destroy it there */
 };
 
 static inline struct qhca_ah *to_qhca_ah(struct ibv_ah *ibah)
