@@ -432,6 +432,27 @@ static struct qhca_sq_wqe eth_raw_wqe(uint64_t wr_id, uint8_t opcode)
     };
 }
 
+/*
+ * @raw from RESET to RTS, then a WQE of @opcode with one SGE of @len
+ * bytes that must complete with @status, the QP in ERR, nothing sent.
+ */
+static void eth_raw_refused(Eth *e, QhcaQp *raw, uint64_t wr_id,
+                            uint8_t opcode, uint32_t len, uint8_t wc_opcode,
+                            uint8_t status)
+{
+    struct qhca_sq_wqe w = eth_raw_wqe(wr_id, opcode);
+    struct qhca_sge sge = eth_sge(e, e->buf, len);
+
+    g_assert_cmpuint(qt_qp_modify(e->t, raw, QHCA_QPS_RESET, 0, NULL), ==,
+                     QHCA_AQ_SUCCESS);
+    raw->sq_pi = raw->rq_pi = 0;
+    eth_raw_rts(e, raw);
+    eth_post_send(e, raw, &w, &sge, 1);
+    eth_expect(e, raw, wr_id, wc_opcode, status);
+    qt_qp_wait_state(e->t, raw, QHCA_QPS_ERR);
+    eth_assert_wire_quiet(e);
+}
+
 static void test_raw_send(void)
 {
     Eth *e = eth_start();
@@ -487,43 +508,18 @@ static void test_raw_send(void)
     g_assert_cmpint(n, ==, len);
     g_assert_cmpmem(got, len, frame, len);
 
-    /* Shorter than a header: LOC_LEN_ERR, the QP in ERR, nothing sent. */
-    w = eth_raw_wqe(0x13, QHCA_WR_SEND);
-    sge = eth_sge(e, e->buf, QHCA_ETH_FRAME_MIN - 1);
-    eth_post_send(e, &raw, &w, &sge, 1);
-    eth_expect(e, &raw, 0x13, QHCA_WC_SEND, QHCA_WC_LOC_LEN_ERR);
-    qt_qp_wait_state(e->t, &raw, QHCA_QPS_ERR);
-    eth_assert_wire_quiet(e);
-
-    /* Back from RESET: longer than the largest frame. */
-    g_assert_cmpuint(qt_qp_modify(e->t, &raw, QHCA_QPS_RESET, 0, NULL), ==,
-                     QHCA_AQ_SUCCESS);
-    raw.sq_pi = raw.rq_pi = 0;
-    eth_raw_rts(e, &raw);
-    w = eth_raw_wqe(0x14, QHCA_WR_SEND);
-    sge = eth_sge(e, e->buf, QHCA_ETH_FRAME_MAX + 1);
-    eth_post_send(e, &raw, &w, &sge, 1);
-    eth_expect(e, &raw, 0x14, QHCA_WC_SEND, QHCA_WC_LOC_LEN_ERR);
-    eth_assert_wire_quiet(e);
-
-    /* Any other opcode: LOC_QP_OP_ERR. */
-    g_assert_cmpuint(qt_qp_modify(e->t, &raw, QHCA_QPS_RESET, 0, NULL), ==,
-                     QHCA_AQ_SUCCESS);
-    raw.sq_pi = raw.rq_pi = 0;
-    eth_raw_rts(e, &raw);
-    w = eth_raw_wqe(0x15, QHCA_WR_SEND_WITH_IMM);
-    sge = eth_sge(e, e->buf, 60);
-    eth_post_send(e, &raw, &w, &sge, 1);
-    eth_expect(e, &raw, 0x15, QHCA_WC_SEND, QHCA_WC_LOC_QP_OP_ERR);
-    eth_assert_wire_quiet(e);
-    g_assert_cmpuint(qt_qp_modify(e->t, &raw, QHCA_QPS_RESET, 0, NULL), ==,
-                     QHCA_AQ_SUCCESS);
-    raw.sq_pi = raw.rq_pi = 0;
-    eth_raw_rts(e, &raw);
-    w = eth_raw_wqe(0x16, QHCA_WR_RDMA_WRITE);
-    eth_post_send(e, &raw, &w, &sge, 1);
-    eth_expect(e, &raw, 0x16, QHCA_WC_RDMA_WRITE, QHCA_WC_LOC_QP_OP_ERR);
-    eth_assert_wire_quiet(e);
+    /*
+     * Refused, each from RESET again: a frame shorter than a header or
+     * longer than the largest, any other opcode.
+     */
+    eth_raw_refused(e, &raw, 0x13, QHCA_WR_SEND, QHCA_ETH_FRAME_MIN - 1,
+                    QHCA_WC_SEND, QHCA_WC_LOC_LEN_ERR);
+    eth_raw_refused(e, &raw, 0x14, QHCA_WR_SEND, QHCA_ETH_FRAME_MAX + 1,
+                    QHCA_WC_SEND, QHCA_WC_LOC_LEN_ERR);
+    eth_raw_refused(e, &raw, 0x15, QHCA_WR_SEND_WITH_IMM, 60, QHCA_WC_SEND,
+                    QHCA_WC_LOC_QP_OP_ERR);
+    eth_raw_refused(e, &raw, 0x16, QHCA_WR_RDMA_WRITE, 60,
+                    QHCA_WC_RDMA_WRITE, QHCA_WC_LOC_QP_OP_ERR);
     eth_stop(e);
 }
 
