@@ -10,7 +10,10 @@
  * QPs of the device, each with that peer in its address vector, talk to
  * each other through the test, which reflects each frame (swaps the
  * addresses, reseals the ICRC): every frame of a SEND and its ACK crosses
- * the wire in both directions.  Other frames the test builds itself.
+ * the wire in both directions.  Other frames the test builds itself:
+ * RC requests with immediate data, RETH and READ responses, and UD both
+ * ways (DETH, the GRH slot of the receive buffer, the CQE's network
+ * header type and source MAC).
  *
  * A hostile frame (truncated, bad checksums or ICRC, lengths that lie,
  * unknown opcodes, TVer, pad, oversized payloads, VLAN tags, fragments,
@@ -42,7 +45,9 @@
 #define OP_UD               0x60
 #define OP_CNP              0x81
 
-#define AETH_ACK_CREDITS_NONE   0x1f
+#define UD_QKEY             0x11111111u
+#define UD_PEER_QPN         0x000333    /* the peer's UD QP */
+#define UD_GRH              40
 
 typedef struct Roce {
     QhcaTest *t;
@@ -71,6 +76,21 @@ static uint16_t roce_sport(uint32_t lqpn, uint32_t rqpn)
     return 0xc000 | ((fl & 0x3fff) ^ (fl >> 14));
 }
 
+/* The folded one's complement sum of an IPv4 header: 0xffff if right. */
+static uint16_t roce_ip4_sum(const uint8_t *ip)
+{
+    uint32_t sum = 0;
+    unsigned i;
+
+    for (i = 0; i < (ip[0] & 0xfu) * 4; i += 2) {
+        sum += lduw_be_p(ip + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return sum;
+}
+
 static void roce_av(Roce *r, const QhcaQp *qp)
 {
     g_assert_cmpuint(qt_set_qp_av(r->t, qp->qpn,
@@ -79,13 +99,21 @@ static void roce_av(Roce *r, const QhcaQp *qp)
                                   qt_peer_mac), ==, QHCA_AQ_SUCCESS);
 }
 
-/* The device on the test's wire, its GIDs set, A and B connected. */
+/*
+ * The device on the test's wire, its GIDs set, A and B connected; NULL,
+ * the test skipped, if this QEMU's qhca has no Ethernet port.
+ */
 static Roce *roce_start(bool v6)
 {
-    Roce *r = g_new0(Roce, 1);
     QhcaPath path = qt_rc_path;
     QhcaQpSpec spec;
+    Roce *r;
 
+    if (!qt_has_eth()) {
+        g_test_skip("this QEMU's qhca has no netdev property");
+        return NULL;
+    }
+    r = g_new0(Roce, 1);
     r->v6 = v6;
     r->t = qt_start_eth(NULL);
     qt_enable(r->t, 5);
@@ -150,8 +178,6 @@ static void roce_check_headers(Roce *r, const uint8_t *f, size_t len,
 {
     const uint8_t *ip = f + 14, *udp, *bth = f + p->ib;
     size_t end = p->ib + p->ib_len + QT_ICRC_LEN;
-    uint32_t sum = 0;
-    unsigned i;
 
     g_assert(!memcmp(f, qt_peer_mac, 6));
     g_assert(!memcmp(f + 6, qt_eth_mac, 6));
@@ -177,13 +203,7 @@ static void roce_check_headers(Roce *r, const uint8_t *f, size_t len,
         g_assert_cmphex(lduw_be_p(ip + 6), ==, 0x4000); /* DF, offset 0 */
         g_assert_cmpuint(ip[8], ==, ROCE_TTL);
         g_assert_cmpuint(ip[9], ==, 17);
-        for (i = 0; i < 20; i += 2) {
-            sum += lduw_be_p(ip + i);
-        }
-        while (sum >> 16) {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        g_assert_cmphex(sum, ==, 0xffff);
+        g_assert_cmphex(roce_ip4_sum(ip), ==, 0xffff);
         g_assert(!memcmp(ip + 12, qt_port_ip4 + 12, 4));
         g_assert(!memcmp(ip + 16, qt_peer_ip4 + 12, 4));
         udp = ip + 20;
@@ -267,11 +287,10 @@ static void test_send(const void *opaque)
     size_t len;
     unsigned i;
 
-    if (!qt_has_eth()) {
-        g_test_skip("this QEMU's qhca has no netdev property");
+    r = roce_start(v6);
+    if (!r) {
         return;
     }
-    r = roce_start(v6);
     ss = qt_sge(r->buf, n, r->lkey);
     rs = qt_sge(r->buf + ROCE_RECV_OFF, 4096, r->lkey);
     for (i = 0; i < n; i++) {
@@ -354,17 +373,9 @@ static uint8_t *roce_bth(Roce *r, uint8_t *f)
 static void roce_ip4_csum(uint8_t *f)
 {
     uint8_t *ip = f + 14;
-    uint32_t sum = 0;
-    unsigned i;
 
     stw_be_p(ip + 10, 0);
-    for (i = 0; i < (ip[0] & 0xfu) * 4; i += 2) {
-        sum += lduw_be_p(ip + i);
-    }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    stw_be_p(ip + 10, ~sum);
+    stw_be_p(ip + 10, (uint16_t)~roce_ip4_sum(ip));
 }
 
 /*
@@ -382,11 +393,10 @@ static void test_inject(void)
     size_t len;
     unsigned i;
 
-    if (!qt_has_eth()) {
-        g_test_skip("this QEMU's qhca has no netdev property");
+    r = roce_start(false);
+    if (!r) {
         return;
     }
-    r = roce_start(false);
     rs = qt_sge(r->buf + ROCE_RECV_OFF, 4096, r->lkey);
     for (i = 0; i < sizeof(data); i++) {
         data[i] = i ^ 0xa5;
@@ -430,6 +440,96 @@ static void test_inject(void)
     g_assert_cmphex(r->frame[p.ib + 12] & 0xe0, ==, 0);
     g_assert_cmphex(ldl_be_p(r->frame + p.ib + 12) & 0xffffff, ==, 3);
     g_assert(!memcmp(r->frame + p.ib + QT_BTH_LEN + 4, data, 200));
+
+    qt_cq_assert_empty(r->t, &r->cq);
+    roce_assert_quiet(r);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ROCE_RX_DROPS), ==, 0);
+    roce_stop(r);
+}
+
+/*
+ * UD both ways: a frame with DETH and ImmDt lands in the receive buffer
+ * after its GRH slot, which holds the IP header as it came (IPv4: 20 zero
+ * bytes first), and the CQE tells the header type and the sender's MAC;
+ * a UD send WQE leaves as a frame with the WQE's addresses and a DETH.
+ */
+static void test_ud(const void *opaque)
+{
+    bool v6 = (uintptr_t)opaque;
+    Roce *r = roce_start(v6);
+    QhcaQpSpec spec;
+    struct qhca_sq_wqe_ud w = {
+        .wr_id = cpu_to_le64(0x51),
+        .opcode = QHCA_WR_SEND,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+        .dest_qpn = cpu_to_le32(UD_PEER_QPN),
+        .qkey = cpu_to_le32(UD_QKEY),
+        .av_flags = QHCA_AV_F_GRH,
+        .hop_limit = ROCE_TTL,
+        .sgid_index = v6 ? QT_GID_IP6 : QT_GID_IP4,
+    };
+    uint8_t hdr[12], got[UD_GRH + 64], slot[UD_GRH] = { 0 }, data[64];
+    size_t iplen = v6 ? 40 : 20, len;
+    struct qhca_sge rs, ss;
+    struct qhca_cqe cqe;
+    const uint8_t *ib;
+    QtRoce p;
+    QhcaQp u;
+    unsigned i;
+
+    if (!r) {
+        return;
+    }
+    spec = qt_rc_spec(r->pdn, r->uar, &r->cq, &r->cq);
+    spec.type = QHCA_QPT_UD;
+    spec.sq_stride_log2 = 7;
+    g_assert_cmpuint(qt_qp_try_create(r->t, &u, &spec), ==, QHCA_AQ_SUCCESS);
+    qt_qp_ud_rts(r->t, &u, UD_QKEY, 0x42);
+    for (i = 0; i < sizeof(data); i++) {
+        data[i] = 0xc0 + i;
+    }
+
+    rs = qt_sge(r->buf + ROCE_RECV_OFF, UD_GRH + 4096, r->lkey);
+    qt_qp_post_recv(r->t, &u, 0x50, &rs, 1);
+    stl_be_p(hdr, UD_QKEY);
+    stl_be_p(hdr + 4, UD_PEER_QPN);
+    memcpy(hdr + 8, "imm!", 4);
+    len = roce_build(r, r->frame, OP_UD | OP_SEND_ONLY_IMM, u.qpn, 0x777,
+                     hdr, sizeof(hdr), data, 50);
+    memcpy(slot + UD_GRH - iplen, r->frame + 14, iplen);
+    qt_wire_send(r->t, r->frame, len);
+    cqe = qt_cq_expect(r->t, &r->cq, u.qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, UD_GRH + 50);
+    g_assert_cmphex(cqe.flags & (QHCA_CQE_F_GRH | QHCA_CQE_F_IMM), ==,
+                    QHCA_CQE_F_GRH | QHCA_CQE_F_IMM);
+    g_assert(!memcmp(&cqe.imm_data, "imm!", 4));
+    g_assert_cmphex(le32_to_cpu(cqe.src_qp), ==, UD_PEER_QPN);
+    g_assert_cmpuint(cqe.network_hdr_type, ==,
+                     v6 ? QHCA_NET_IPV6 : QHCA_NET_IPV4);
+    g_assert(!memcmp(cqe.smac, qt_peer_mac, 6));
+    qtest_memread(r->t->qts, r->buf + ROCE_RECV_OFF, got, UD_GRH + 50);
+    g_assert(!memcmp(got, slot, UD_GRH));
+    g_assert(!memcmp(got + UD_GRH, data, 50));
+
+    memcpy(w.dgid, v6 ? qt_peer_ip6 : qt_peer_ip4, 16);
+    memcpy(w.dmac, qt_peer_mac, 6);
+    qtest_memwrite(r->t->qts, r->buf, data, 33);
+    ss = qt_sge(r->buf, 33, r->lkey);
+    qt_qp_post_send(r->t, &u, &w, &ss, 1);
+    qt_qp_ring_sq(r->t, &u);
+    len = roce_expect_frame(r, &p);
+    roce_check_headers(r, r->frame, len, &p, u.qpn, UD_PEER_QPN);
+    ib = r->frame + p.ib;
+    g_assert_cmphex(p.opcode, ==, OP_UD | OP_SEND_ONLY);
+    g_assert(!p.ackreq);
+    g_assert_cmphex(p.psn, ==, 0x42);
+    g_assert_cmpuint(p.pad, ==, 3);
+    g_assert_cmpuint(p.ib_len, ==, QT_BTH_LEN + 8 + 33 + 3);
+    g_assert_cmphex(ldl_be_p(ib + 12), ==, UD_QKEY);
+    g_assert_cmphex(ldl_be_p(ib + 16), ==, u.qpn);
+    g_assert(!memcmp(ib + 20, data, 33));
+    qt_cq_expect(r->t, &r->cq, u.qpn, QHCA_WC_SEND, QHCA_WC_SUCCESS);
 
     qt_cq_assert_empty(r->t, &r->cq);
     roce_assert_quiet(r);
@@ -522,11 +622,10 @@ static void test_hostile(void)
     uint8_t ib[64];
     QtRoce p;
 
-    if (!qt_has_eth()) {
-        g_test_skip("this QEMU's qhca has no netdev property");
+    r = roce_start(false);
+    if (!r) {
         return;
     }
-    r = roce_start(false);
     rs = qt_sge(r->buf + ROCE_RECV_OFF, 4096, r->lkey);
     qt_qp_post_recv(r->t, &r->b, 0x40, &rs, 1);
     /* The good frame the others are made from: 14 + 20 + 8 + 12 + 64 + 4. */
@@ -681,6 +780,10 @@ int main(int argc, char **argv)
     qtest_add_data_func("/qhca/roce/send-ipv6", (void *)(uintptr_t)true,
                         test_send);
     qtest_add_func("/qhca/roce/inject", test_inject);
+    qtest_add_data_func("/qhca/roce/ud-ipv4", (void *)(uintptr_t)false,
+                        test_ud);
+    qtest_add_data_func("/qhca/roce/ud-ipv6", (void *)(uintptr_t)true,
+                        test_ud);
     qtest_add_func("/qhca/roce/hostile", test_hostile);
     return g_test_run();
 }
