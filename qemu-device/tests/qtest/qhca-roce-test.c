@@ -41,6 +41,8 @@
 #define OP_READ_REQUEST     0x0c
 #define OP_READ_RESP_ONLY   0x10
 #define OP_ACK              0x11
+#define OP_ATOMIC_ACK       0x12
+#define OP_FETCH_ADD        0x14
 #define OP_UC               0x20
 #define OP_UD               0x60
 #define OP_CNP              0x81
@@ -380,14 +382,16 @@ static void roce_ip4_csum(uint8_t *f)
 
 /*
  * Frames the test builds for B as A would send them: a SEND with
- * immediate, an RDMA WRITE (RETH) and an RDMA READ request, each answered
- * on the wire (ACK, ACK, READ response with AETH and the data).
+ * immediate, an RDMA WRITE (RETH), an RDMA READ request and a FETCH_ADD,
+ * each answered on the wire (ACK, ACK, READ response with AETH and the
+ * data, ATOMIC_ACKNOWLEDGE with the original value).
  */
 static void test_inject(void)
 {
     Roce *r;
     struct qhca_sge rs;
     uint8_t data[256], got[256], reth[16], ib_imm[4] = { 1, 2, 3, 4 };
+    uint8_t atomic[28];
     struct qhca_cqe cqe;
     QtRoce p;
     size_t len;
@@ -440,6 +444,29 @@ static void test_inject(void)
     g_assert_cmphex(r->frame[p.ib + 12] & 0xe0, ==, 0);
     g_assert_cmphex(ldl_be_p(r->frame + p.ib + 12) & 0xffffff, ==, 3);
     g_assert(!memcmp(r->frame + p.ib + QT_BTH_LEN + 4, data, 200));
+
+    /*
+     * FETCH_ADD (AtomicETH: address, key, add, compare) on the first 8
+     * bytes written: ATOMIC_ACKNOWLEDGE with AETH and AtomicAckETH, the
+     * original value big endian on the wire, little endian in memory.
+     */
+    stq_be_p(atomic, r->buf + ROCE_WRITE_OFF);
+    stl_be_p(atomic + 8, r->lkey);
+    stq_be_p(atomic + 12, 0x0102030405060708ull);
+    stq_be_p(atomic + 20, 0);
+    len = roce_build(r, r->frame, OP_FETCH_ADD, r->b.qpn, ROCE_PSN_A + 3,
+                     atomic, sizeof(atomic), NULL, 0);
+    qt_wire_send(r->t, r->frame, len);
+    len = roce_expect_frame(r, &p);
+    roce_check_headers(r, r->frame, len, &p, r->b.qpn, r->a.qpn);
+    g_assert_cmphex(p.opcode, ==, OP_ATOMIC_ACK);
+    g_assert_cmphex(p.psn, ==, ROCE_PSN_A + 3);
+    g_assert_cmpuint(p.ib_len, ==, QT_BTH_LEN + 4 + 8);
+    g_assert_cmphex(ldl_be_p(r->frame + p.ib + 12) & 0xffffff, ==, 4);
+    g_assert_cmphex(ldq_be_p(r->frame + p.ib + 16), ==, ldq_le_p(data));
+    qtest_memread(r->t->qts, r->buf + ROCE_WRITE_OFF, got, 8);
+    g_assert_cmphex(ldq_le_p(got), ==,
+                    ldq_le_p(data) + 0x0102030405060708ull);
 
     qt_cq_assert_empty(r->t, &r->cq);
     roce_assert_quiet(r);
