@@ -153,20 +153,33 @@ static uint8_t eth_query_qp(Eth *e, uint32_t qpn)
     return qt_query(e->t, QHCA_CMD_QUERY_QP, &h, sizeof(h), &a, sizeof(a));
 }
 
+/* @n bytes that differ from their neighbours and from another @seed's. */
+static void eth_pattern(uint8_t *p, size_t n, uint8_t seed)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        p[i] = seed + i;
+    }
+}
+
 /* A frame from the test's peer to @dmac: a made-up ethertype, numbered. */
 static size_t eth_frame(uint8_t *f, const uint8_t dmac[6], size_t len,
                         uint8_t seed)
 {
-    size_t i;
-
     memcpy(f, dmac, 6);
     memcpy(f + 6, qt_peer_mac, 6);
     f[12] = 0x88;               /* 0x88b5: IEEE local experimental */
     f[13] = 0xb5;
-    for (i = 14; i < len; i++) {
-        f[i] = seed + i;
-    }
+    eth_pattern(f + 14, len - 14, seed);
     return len;
+}
+
+/* The GSI QP in RTS with the Q_Key ib_mad gives it. */
+static void eth_gsi(Eth *e, QhcaQp *gsi)
+{
+    eth_qp(e, QHCA_QPT_GSI, gsi);
+    qt_qp_ud_rts(e->t, gsi, ETH_GSI_QKEY, 0);
 }
 
 static bool eth_is_zero(const uint8_t *p, size_t n)
@@ -668,16 +681,12 @@ static void test_ud_send(void)
     QhcaQp gsi, ud;
     QtRoce r;
     ssize_t n;
-    size_t i;
     int v6;
 
-    for (i = 0; i < sizeof(payload); i++) {
-        payload[i] = 0xa0 + i;
-    }
+    eth_pattern(payload, sizeof(payload), 0xa0);
     qtest_memwrite(e->t->qts, e->buf, payload, sizeof(payload));
     sge = eth_sge(e, e->buf, sizeof(payload));
-    eth_qp(e, QHCA_QPT_GSI, &gsi);
-    qt_qp_ud_rts(e->t, &gsi, ETH_GSI_QKEY, 0);
+    eth_gsi(e, &gsi);
 
     /* IPv4 and IPv6 from QP 1 to the peer's QP 1, as the CM sends. */
     for (v6 = 0; v6 < 2; v6++) {
@@ -808,11 +817,8 @@ static void test_ud_recv(void)
     size_t len;
     int v6;
 
-    for (len = 0; len < sizeof(payload); len++) {
-        payload[len] = 0x30 + len;
-    }
-    eth_qp(e, QHCA_QPT_GSI, &gsi);
-    qt_qp_ud_rts(e->t, &gsi, ETH_GSI_QKEY, 0);
+    eth_pattern(payload, sizeof(payload), 0x30);
+    eth_gsi(e, &gsi);
 
     for (v6 = 0; v6 < 2; v6++) {
         qt_qp_post_recv(e->t, &gsi, 0x70 + v6, &sge, 1);
