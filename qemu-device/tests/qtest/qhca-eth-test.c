@@ -786,11 +786,10 @@ static void test_ud_dmac_ib(void)
 }
 
 /* A UD SEND_ONLY frame from the peer's QP @src to QP @dest. */
-static size_t eth_ud_frame(bool v6, uint32_t src, uint32_t dest,
+static size_t eth_ud_frame(const QtRoceAddr *a, uint32_t src, uint32_t dest,
                            uint32_t qkey, const void *payload, size_t plen,
                            uint8_t *frame)
 {
-    QtRoceAddr a = qt_roce_addr(v6);
     uint8_t ib[QT_BTH_LEN + QT_DETH_LEN + 256];
     uint8_t pad = -plen & 3;
     size_t n;
@@ -802,7 +801,7 @@ static size_t eth_ud_frame(bool v6, uint32_t src, uint32_t dest,
     n += QT_DETH_LEN;
     memcpy(ib + n, payload, plen);
     memset(ib + n + plen, 0, pad);
-    return qt_roce_frame(&a, ib, n + plen + pad, frame);
+    return qt_roce_frame(a, ib, n + plen + pad, frame);
 }
 
 static void test_ud_recv(void)
@@ -813,6 +812,7 @@ static void test_ud_recv(void)
     struct qhca_sge sge = eth_sge(e, rx, ETH_GRH + sizeof(payload));
     struct qhca_cqe cqe;
     uint64_t qkv;
+    QtRoceAddr a4 = qt_roce_addr(false);
     QhcaQp gsi;
     size_t len;
     int v6;
@@ -822,7 +822,9 @@ static void test_ud_recv(void)
 
     for (v6 = 0; v6 < 2; v6++) {
         qt_qp_post_recv(e->t, &gsi, 0x70 + v6, &sge, 1);
-        len = eth_ud_frame(v6, QHCA_GSI_QPN, QHCA_GSI_QPN, ETH_GSI_QKEY,
+        QtRoceAddr a = qt_roce_addr(v6);
+
+        len = eth_ud_frame(&a, QHCA_GSI_QPN, QHCA_GSI_QPN, ETH_GSI_QKEY,
                            payload, sizeof(payload), frame);
         qt_wire_send(e->t, frame, len);
         cqe = eth_expect(e, &gsi, 0x70 + v6, QHCA_WC_RECV, QHCA_WC_SUCCESS);
@@ -852,17 +854,72 @@ static void test_ud_recv(void)
     /* Another Q_Key: dropped and counted; the WQE stays for the next. */
     qkv = qt_counter(e->t, QHCA_CNT_QKEY_VIOLATIONS);
     qt_qp_post_recv(e->t, &gsi, 0x72, &sge, 1);
-    len = eth_ud_frame(false, QHCA_GSI_QPN, QHCA_GSI_QPN, ETH_UD_QKEY,
+    len = eth_ud_frame(&a4, QHCA_GSI_QPN, QHCA_GSI_QPN, ETH_UD_QKEY,
                        payload, sizeof(payload), frame);
     qt_wire_send(e->t, frame, len);
     qt_wait_counter(e->t, QHCA_CNT_QKEY_VIOLATIONS, qkv + 1);
     qt_cq_assert_empty(e->t, &e->cq);
-    len = eth_ud_frame(false, 9, QHCA_GSI_QPN, ETH_GSI_QKEY, payload, 8,
+    len = eth_ud_frame(&a4, 9, QHCA_GSI_QPN, ETH_GSI_QKEY, payload, 8,
                        frame);
     qt_wire_send(e->t, frame, len);
     cqe = eth_expect(e, &gsi, 0x72, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, ETH_GRH + 8);
     g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, 9);
+    eth_stop(e);
+}
+
+/*
+ * A UD send to one of the port's own IP addresses comes back in through
+ * the receive checks, as from the wire, and never leaves.
+ */
+static void test_ud_local(void)
+{
+    Eth *e = eth_start();
+    uint8_t payload[32], got[ETH_GRH + 32];
+    uint64_t rx = e->buf + 0x2000;
+    struct qhca_sge ss = eth_sge(e, e->buf, sizeof(payload));
+    struct qhca_sge rs = eth_sge(e, rx, sizeof(got));
+    struct qhca_sq_wqe_ud w;
+    struct qhca_cqe cqe;
+    QhcaQp gsi, ud;
+    int v6;
+
+    eth_pattern(payload, sizeof(payload), 0x50);
+    qtest_memwrite(e->t->qts, e->buf, payload, sizeof(payload));
+    eth_gsi(e, &gsi);
+    /* A kernel UD QP (a CM's): the GSI Q_Key is its own. */
+    eth_qp(e, QHCA_QPT_UD, &ud);
+    qt_qp_ud_rts(e->t, &ud, ETH_GSI_QKEY, 0);
+
+    for (v6 = 0; v6 < 2; v6++) {
+        qt_qp_post_recv(e->t, &gsi, 0x80 + v6, &rs, 1);
+        w = eth_ud_wqe(0x90 + v6, QHCA_GSI_QPN, v6 ? QT_GID_IP6 : QT_GID_IP4,
+                       v6 ? qt_port_ip6 : qt_port_ip4, qt_eth_mac);
+        eth_post_send(e, &ud, &w, &ss, 1);
+        eth_expect(e, &ud, 0x90 + v6, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+        cqe = eth_expect(e, &gsi, 0x80 + v6, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==,
+                         ETH_GRH + sizeof(payload));
+        g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, ud.qpn);
+        g_assert_true(cqe.flags & QHCA_CQE_F_GRH);
+        g_assert_cmpuint(cqe.network_hdr_type, ==,
+                         v6 ? QHCA_NET_IPV6 : QHCA_NET_IPV4);
+        g_assert_cmpmem(cqe.smac, 6, qt_eth_mac, 6);
+        qtest_memread(e->t->qts, rx, got, sizeof(got));
+        if (v6) {
+            g_assert_cmphex(got[0] >> 4, ==, 6);
+            g_assert_cmpmem(got + 8, 16, qt_port_ip6, 16);
+            g_assert_cmpmem(got + 24, 16, qt_port_ip6, 16);
+        } else {
+            g_assert_true(eth_is_zero(got, 20));
+            g_assert_cmphex(got[20], ==, 0x45);
+            g_assert_cmpmem(got + 32, 4, qt_port_ip4 + 12, 4);
+            g_assert_cmpmem(got + 36, 4, qt_port_ip4 + 12, 4);
+        }
+        g_assert_cmpmem(got + ETH_GRH, sizeof(payload), payload,
+                        sizeof(payload));
+    }
+    eth_assert_wire_quiet(e);
     eth_stop(e);
 }
 
@@ -883,9 +940,19 @@ static void test_mcast(void)
     static const uint8_t mgid4[16] = {
         [10] = 0xff, [11] = 0xff, [12] = 224, [13] = 1, [14] = 2, [15] = 3
     };
+    static const uint8_t mmac4[6] = { 0x01, 0x00, 0x5e, 1, 2, 3 };
     static const uint8_t mgid6[16] = { 0xff, 0x0e, [15] = 7 };
     Eth *e = eth_start();
-    QhcaQp gsi, ud;
+    uint8_t frame[512], payload[16];
+    struct qhca_sge ss = eth_sge(e, e->buf, sizeof(payload));
+    struct qhca_sge rs = eth_sge(e, e->buf + 0x1000, ETH_GRH + 64);
+    QtRoceAddr a = qt_roce_addr(false);
+    struct qhca_sq_wqe_ud w;
+    struct qhca_cqe cqe;
+    QhcaQp gsi, ud, tx;
+    QtRoce r;
+    ssize_t n;
+    size_t len;
 
     eth_qp(e, QHCA_QPT_GSI, &gsi);
     eth_qp(e, QHCA_QPT_UD, &ud);
@@ -906,6 +973,41 @@ static void test_mcast(void)
                                qt_peer_ip4), ==, QHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(eth_mcast(e, QHCA_CMD_ATTACH_MCAST, gsi.qpn, 0, mgid4),
                      ==, QHCA_AQ_BAD_PARAM);
+
+    /*
+     * A send to the group leaves on the wire and reaches the member on
+     * this port too (as a switch forwards it back on IB).
+     */
+    eth_pattern(payload, sizeof(payload), 0x70);
+    qtest_memwrite(e->t->qts, e->buf, payload, sizeof(payload));
+    qt_qp_ud_rts(e->t, &ud, ETH_UD_QKEY, 0);
+    eth_qp(e, QHCA_QPT_UD, &tx);
+    qt_qp_ud_rts(e->t, &tx, ETH_UD_QKEY, 0);
+    qt_qp_post_recv(e->t, &ud, 0xa0, &rs, 1);
+    w = eth_ud_wqe(0xa1, QHCA_MCAST_QPN, QT_GID_IP4, mgid4, mmac4);
+    eth_post_send(e, &tx, &w, &ss, 1);
+    eth_expect(e, &tx, 0xa1, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    cqe = eth_expect(e, &ud, 0xa0, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, tx.qpn);
+    g_assert_cmpuint(cqe.network_hdr_type, ==, QHCA_NET_IPV4);
+    n = eth_wire_recv(e, frame, sizeof(frame), ETH_WAIT_US);
+    g_assert_true(n > 0 && qt_roce_parse(frame, n, &r));
+    g_assert_cmpmem(r.dmac, 6, mmac4, 6);
+    g_assert_cmpmem(r.dgid, 16, mgid4, 16);
+    g_assert_cmpuint(r.qpn, ==, QHCA_MCAST_QPN);
+
+    /* From the segment to the group: the member receives it. */
+    qt_qp_post_recv(e->t, &ud, 0xa2, &rs, 1);
+    memcpy(a.dmac, mmac4, 6);
+    memcpy(a.dgid, mgid4, 16);
+    len = eth_ud_frame(&a, 0x77, QHCA_MCAST_QPN, ETH_UD_QKEY, payload,
+                       sizeof(payload), frame);
+    qt_wire_send(e->t, frame, len);
+    cqe = eth_expect(e, &ud, 0xa2, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, 0x77);
+    g_assert_cmpmem(cqe.smac, 6, qt_peer_mac, 6);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, ETH_GRH + sizeof(payload));
+    qt_cq_assert_empty(e->t, &e->cq);
     eth_stop(e);
 }
 
@@ -930,6 +1032,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/eth/ud-send", test_ud_send);
     qtest_add_func("/qhca/eth/ud-dmac-ib", test_ud_dmac_ib);
     qtest_add_func("/qhca/eth/ud-recv", test_ud_recv);
+    qtest_add_func("/qhca/eth/ud-local", test_ud_local);
     qtest_add_func("/qhca/eth/mcast", test_mcast);
     return g_test_run();
 }
