@@ -1155,12 +1155,17 @@ int qhca_eth_up(struct qhca_dev *dev)
 	if (err)
 		goto err_free;
 
-	/* Port events reach the NIC from now on. */
+	/*
+	 * Events reach the NIC from now on: its CQs' from the first open,
+	 * which may come as soon as it is registered.  The carrier goes on
+	 * only once it is registered, so that the change reaches linkwatch
+	 * and the operational state becomes UP rather than staying UNKNOWN.
+	 */
 	WRITE_ONCE(dev->eth, eth);
-	qhca_eth_link_init(eth);
 	err = register_netdev(ndev);
 	if (err)
 		goto err_unpublish;
+	qhca_eth_link_init(eth);
 	dev->netdev = ndev;
 	netdev_info(ndev, "qhca port %pM, MTU %u (up to %u)\n",
 		    ndev->dev_addr, ndev->mtu, ndev->max_mtu);
