@@ -389,6 +389,64 @@ static void test_rtr_av(void)
     eth_stop(e);
 }
 
+/*
+ * Two RC QPs of the port connected through its own IPv6 address: the
+ * AV of SET_QP_AV is their path, a SEND and an RDMA WRITE go through the
+ * receive checks and complete, nothing leaves.
+ */
+static void test_rc_local(void)
+{
+    Eth *e = eth_start();
+    QhcaPath path = qt_rc_path;
+    uint8_t data[3000], got[3000];
+    uint64_t src = e->buf, dst = e->buf + 0x4000, win = e->buf + 0x8000;
+    struct qhca_sge ss = eth_sge(e, src, sizeof(data));
+    struct qhca_sge rs = eth_sge(e, dst, sizeof(data));
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(0xb0),
+        .opcode = QHCA_WR_SEND,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+    struct qhca_cqe cqe;
+    QhcaQp a, b;
+
+    eth_pattern(data, sizeof(data), 0x11);
+    qtest_memwrite(e->t->qts, src, data, sizeof(data));
+    eth_qp(e, QHCA_QPT_RC, &a);
+    eth_qp(e, QHCA_QPT_RC, &b);
+    g_assert_cmpuint(qt_set_qp_av(e->t, a.qpn, QT_GID_IP6, qt_port_ip6,
+                                  qt_eth_mac), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_set_qp_av(e->t, b.qpn, QT_GID_IP6, qt_port_ip6,
+                                  qt_eth_mac), ==, QHCA_AQ_SUCCESS);
+    path.dlid = 0;
+    qt_qp_connect(e->t, &a, &b, &path, 100);
+    qt_qp_connect(e->t, &b, &a, &path, 100);
+
+    /* Three packets of the 1024-byte path MTU. */
+    qt_qp_post_recv(e->t, &b, 0xb1, &rs, 1);
+    eth_post_send(e, &a, &w, &ss, 1);
+    /* The receive completes before the ACK that completes the send. */
+    cqe = eth_expect(e, &b, 0xb1, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    eth_expect(e, &a, 0xb0, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(data));
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, a.qpn);
+    qtest_memread(e->t->qts, dst, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), data, sizeof(data));
+
+    w.wr_id = cpu_to_le64(0xb2);
+    w.opcode = QHCA_WR_RDMA_WRITE;
+    w.remote_addr = cpu_to_le64(win);
+    w.rkey = cpu_to_le32(e->lkey);
+    eth_post_send(e, &a, &w, &ss, 1);
+    eth_expect(e, &a, 0xb2, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    qtest_memread(e->t->qts, win, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), data, sizeof(data));
+    qt_cq_assert_empty(e->t, &e->cq);
+    eth_assert_wire_quiet(e);
+    eth_stop(e);
+}
+
 static void test_gsi(void)
 {
     Eth *e = eth_start();
@@ -1025,6 +1083,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/eth/set-gid", test_set_gid);
     qtest_add_func("/qhca/eth/set-qp-av", test_set_qp_av);
     qtest_add_func("/qhca/eth/rtr-av", test_rtr_av);
+    qtest_add_func("/qhca/eth/rc-local", test_rc_local);
     qtest_add_func("/qhca/eth/gsi", test_gsi);
     qtest_add_func("/qhca/eth/raw-send", test_raw_send);
     qtest_add_func("/qhca/eth/raw-recv", test_raw_recv);
