@@ -10,6 +10,9 @@
  * those bug classes at qhca's own interface and checks the exact status,
  * ERROR code or guest-error count, and that the device still answers.
  * Every crash the fuzzer (qhca-fuzz) finds becomes a test here too.
+ * With the Ethernet port (1.5) a peer on the wire is as hostile: the
+ * eth/ tests send malformed frames, frames for QPs that are not there,
+ * and storms.
  */
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
@@ -1429,6 +1432,438 @@ static void test_xrc_ini_sq(void)
     qhca_stop(t);
 }
 
+/* ------------------------------------------------------------------ */
+/* The Ethernet port (1.5): a hostile peer on the wire                 */
+
+/*
+ * A peer on the segment is as hostile as a guest: every received frame
+ * that fails a check of Documentation/hw/qhca-ethernet.rst is dropped
+ * and counted (ROCE_RX_DROPS, or ETH_RX_NO_BUF when it is the NIC's and
+ * no RAW_ETH QP takes it; ICRC_ERRORS besides for a bad ICRC), reaches
+ * no QP, and is no guest error.  The frames are the test's own, ICRC
+ * included (qt_roce_frame()).
+ */
+
+#define HE_PSN              0x123456    /* what the device's QP expects */
+#define HE_PEER_QPN         0x77
+#define HE_PAYLOAD          64
+
+/* An RC QP on the Ethernet port, connected to the test's peer QP. */
+typedef struct He {
+    QhcaTest *t;
+    Hx h;
+    QhcaCq cq;
+    QhcaQp qp;
+    uint32_t key;
+    uint64_t buf;
+} He;
+
+static void he_setup(He *e)
+{
+    QhcaPath path = qt_rc_path;
+    unsigned i;
+
+    e->t = qt_start_eth(NULL);
+    hx_setup(&e->h, e->t);
+    qt_eth_gids(e->t);
+    g_assert_cmpuint(hx_phys_mr(&e->h, RAM_END, &e->key), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_cq(&e->h, &e->cq, 5), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_qp(&e->h, &e->qp, &e->cq, &e->cq), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_set_qp_av(e->t, e->qp.qpn, QT_GID_IP4, qt_peer_ip4,
+                                  qt_peer_mac), ==, QHCA_AQ_SUCCESS);
+    path.dlid = 0;
+    path.rq_psn = HE_PSN;
+    path.sq_psn = 0x1000;
+    qt_connect(e->t, e->qp.qpn, HE_PEER_QPN, &path);
+    e->buf = guest_alloc(&e->t->alloc, 4 * 4096);
+    for (i = 0; i < 4; i++) {
+        struct qhca_sge sge = qt_sge(e->buf + 4096 * i, 4096, e->key);
+
+        qt_qp_post_recv(e->t, &e->qp, i, &sge, 1);
+    }
+}
+
+/* A SEND_ONLY of HE_PAYLOAD bytes (i, i + 1, ...) to @qpn at @psn. */
+static size_t he_send_only(uint8_t *frame, uint32_t qpn, uint32_t psn)
+{
+    QtRoceAddr a = qt_roce_addr(false);
+    uint8_t ib[QT_BTH_LEN + HE_PAYLOAD];
+    size_t n = qt_bth(ib, QT_IB_RC | QT_IB_SEND_ONLY, false, true, 0, qpn,
+                      psn);
+    unsigned i;
+
+    for (i = 0; i < HE_PAYLOAD; i++) {
+        ib[n + i] = i;
+    }
+    return qt_roce_frame(&a, ib, n + HE_PAYLOAD, frame);
+}
+
+static uint64_t he_cnt(const struct qhca_counters *c, enum qhca_counter i)
+{
+    return le64_to_cpu(c->cnt[i]);
+}
+
+/* Frames the port refused: RoCEv2 ones, and the NIC's no QP took. */
+static uint64_t he_refused(const struct qhca_counters *c)
+{
+    return he_cnt(c, QHCA_CNT_ROCE_RX_DROPS) +
+           he_cnt(c, QHCA_CNT_ETH_RX_NO_BUF);
+}
+
+/*
+ * Send @frame and wait until the port has counted it: it must be
+ * refused (@refused: 1, or 0 for a frame too short to be one), with a
+ * bad ICRC (@icrc), and reach no QP and no guest error.
+ */
+static void he_expect_refused(He *e, const char *what, const uint8_t *frame,
+                              size_t len, unsigned refused, unsigned icrc)
+{
+    QhcaTest *t = e->t;
+    struct qhca_counters b = qt_counters(t), a;
+    uint64_t errors = qt_guest_errors(t);
+    gint64 end = g_get_monotonic_time() + QHCA_TIMEOUT_US;
+
+    g_test_message("%s: a frame of %zu bytes", what, len);
+    qt_wire_send(t, frame, len);
+    g_assert(qt_wire_flush(t, QHCA_TIMEOUT_US));
+    for (;;) {
+        a = qt_counters(t);
+        if (he_cnt(&a, QHCA_CNT_ETH_RX_FRAMES) >
+            he_cnt(&b, QHCA_CNT_ETH_RX_FRAMES) &&
+            he_refused(&a) >= he_refused(&b) + refused) {
+            break;
+        }
+        g_assert(g_get_monotonic_time() < end);
+        g_usleep(1000);
+    }
+    /* Counting ends the frame's handling: nothing more may follow. */
+    g_usleep(2000);
+    a = qt_counters(t);
+    g_assert_cmpuint(he_cnt(&a, QHCA_CNT_ETH_RX_FRAMES), ==,
+                     he_cnt(&b, QHCA_CNT_ETH_RX_FRAMES) + 1);
+    g_assert_cmpuint(he_refused(&a), ==, he_refused(&b) + refused);
+    g_assert_cmpuint(he_cnt(&a, QHCA_CNT_ICRC_ERRORS), ==,
+                     he_cnt(&b, QHCA_CNT_ICRC_ERRORS) + icrc);
+    g_assert_cmpuint(he_cnt(&a, QHCA_CNT_RX_PACKETS), ==,
+                     he_cnt(&b, QHCA_CNT_RX_PACKETS));
+    g_assert_cmpuint(he_cnt(&a, QHCA_CNT_WIRE_DROPS), ==,
+                     he_cnt(&b, QHCA_CNT_WIRE_DROPS));
+    hx_assert_errors(t, errors);
+    g_assert(!qt_cq_ready(t, &e->cq));
+}
+
+/* IPv4's header checksum of the frame's (untagged) IP header again. */
+static void he_ip4_csum(uint8_t *fr)
+{
+    unsigned ihl = (fr[14] & 0xf) * 4, i;
+    uint32_t sum = 0;
+
+    stw_be_p(fr + 24, 0);
+    for (i = 0; i < ihl; i += 2) {
+        sum += lduw_be_p(fr + 14 + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    stw_be_p(fr + 24, ~sum);
+}
+
+enum {
+    HE_BAD_ICRC, HE_TRUNC_ETH, HE_TRUNC_IP, HE_TRUNC_UDP, HE_TRUNC_BTH,
+    HE_TRUNC_ICRC, HE_IP_LEN_LONG, HE_IP_LEN_SHORT, HE_UDP_LEN_LONG,
+    HE_UDP_LEN_SHORT, HE_IP_VERSION, HE_IP_OPTIONS, HE_IP_FRAGMENT,
+    HE_IP_CSUM, HE_VLAN, HE_TVER, HE_PKEY, HE_PAD, HE_UD_WRITE,
+    HE_ACK_PAYLOAD, HE_BIG_PAYLOAD, HE_GIANT, HE_RUNT,
+    HE_QPN0, HE_SRC_IP, HE_OTHER_DST_IP, HE_BAD_COUNT
+};
+
+/*
+ * Every way of the checks to be wrong, one frame each, at the PSN the QP
+ * expects and with receive WQEs posted: each is refused and counted.
+ * Then the same frame unbroken is received once, and ACKed: none of the
+ * broken ones was taken (its PSN would make this one a duplicate).
+ */
+static void test_eth_frames(void)
+{
+    static const char *const names[HE_BAD_COUNT] = {
+        "bad ICRC", "truncated: Ethernet header only",
+        "truncated in the IP header", "truncated in the UDP header",
+        "truncated in the BTH", "truncated in the ICRC",
+        "IP length past the frame", "IP length short of the headers",
+        "UDP length past the IP payload", "UDP length short of the BTH",
+        "IP version 6 in an IPv4 frame", "IPv4 options",
+        "an IPv4 fragment", "a bad IPv4 header checksum",
+        "a VLAN tag (the NIC's)", "BTH TVer 1", "P_Key 0x1234",
+        "pad larger than the payload", "UD RDMA WRITE",
+        "payload on an ACK", "payload over 4096 bytes", "9019 bytes",
+        "13 bytes",
+        "to QP 0", "from an IP not the QP's peer",
+        "to an IP not the port's (the NIC's)",
+    };
+    g_autofree uint8_t *fr = g_malloc0(QHCA_ETH_FRAME_MAX + 64);
+    g_autofree uint8_t *ib = g_malloc0(QHCA_ETH_FRAME_MAX);
+    const size_t ip = 14, udp = ip + 20, bth = udp + 8;
+    QtRoceAddr addr = qt_roce_addr(false);
+    struct qhca_cqe cqe;
+    uint8_t got[HE_PAYLOAD], want[HE_PAYLOAD];
+    unsigned c, i;
+    QtRoce r;
+    He e;
+
+    he_setup(&e);
+    for (c = 0; c < HE_BAD_COUNT; c++) {
+        size_t len = he_send_only(fr, e.qp.qpn, HE_PSN), n;
+        unsigned refused = 1, icrc = 0;
+
+        switch (c) {
+        case HE_BAD_ICRC:
+            fr[len - 1] ^= 0x80;
+            icrc = 1;
+            break;
+        case HE_TRUNC_ETH:
+            len = 14;
+            break;
+        case HE_TRUNC_IP:
+            len = ip + 10;
+            break;
+        case HE_TRUNC_UDP:
+            len = udp + 4;
+            break;
+        case HE_TRUNC_BTH:
+            len = bth + 6;
+            break;
+        case HE_TRUNC_ICRC:
+            len -= 2;
+            break;
+        case HE_IP_LEN_LONG:
+            stw_be_p(fr + ip + 2, lduw_be_p(fr + ip + 2) + 100);
+            he_ip4_csum(fr);
+            qt_roce_seal(fr, len);
+            break;
+        case HE_IP_LEN_SHORT:
+            stw_be_p(fr + ip + 2, 24);
+            he_ip4_csum(fr);
+            break;
+        case HE_UDP_LEN_LONG:
+            stw_be_p(fr + udp + 4, lduw_be_p(fr + udp + 4) + 8);
+            qt_roce_seal(fr, len);
+            break;
+        case HE_UDP_LEN_SHORT:
+            stw_be_p(fr + udp + 4, 8 + 4);
+            qt_roce_seal(fr, len);
+            break;
+        case HE_IP_VERSION:
+            fr[ip] = 0x65;
+            break;
+        case HE_IP_OPTIONS:
+            /* One word of NOPs: the rest moves, every length follows. */
+            memmove(fr + udp + 4, fr + udp, len - udp);
+            memset(fr + udp, 1, 4);
+            fr[ip] = 0x46;
+            len += 4;
+            stw_be_p(fr + ip + 2, len - ip);
+            he_ip4_csum(fr);
+            qt_roce_seal(fr, len);
+            break;
+        case HE_IP_FRAGMENT:
+            stw_be_p(fr + ip + 6, 0x2000);      /* MF */
+            he_ip4_csum(fr);
+            qt_roce_seal(fr, len);
+            break;
+        case HE_IP_CSUM:
+            fr[ip + 10] ^= 0x5a;
+            break;
+        case HE_VLAN:
+            memmove(fr + 16, fr + 12, len - 12);
+            stw_be_p(fr + 12, 0x8100);
+            stw_be_p(fr + 14, 5);
+            len += 4;
+            break;
+        case HE_TVER:
+            fr[bth + 1] |= 1;
+            qt_roce_seal(fr, len);
+            break;
+        case HE_PKEY:
+            stw_be_p(fr + bth + 2, 0x1234);
+            qt_roce_seal(fr, len);
+            break;
+        case HE_PAD:
+        case HE_UD_WRITE:
+        case HE_ACK_PAYLOAD:
+        case HE_BIG_PAYLOAD:
+        case HE_GIANT:
+            /* Frames of their own, good but for the one thing. */
+            n = qt_bth(ib, c == HE_UD_WRITE ? QT_IB_UD | QT_IB_WRITE_ONLY :
+                       c == HE_ACK_PAYLOAD ? QT_IB_RC | QT_IB_ACK :
+                       QT_IB_RC | QT_IB_SEND_ONLY, false, true,
+                       c == HE_PAD ? 3 : 0, e.qp.qpn, HE_PSN);
+            if (c == HE_ACK_PAYLOAD) {
+                n += 4;                         /* AETH: ACK, MSN 0 */
+            }
+            n += c == HE_PAD ? 0 : c == HE_BIG_PAYLOAD ? 4100 :
+                 c == HE_GIANT ? QHCA_ETH_FRAME_MAX - bth - 4 - n + 1 :
+                 c == HE_UD_WRITE ? QT_RETH_LEN + 64 : 64;
+            len = qt_roce_frame(&addr, ib, n, fr);
+            if (c == HE_GIANT) {
+                g_assert_cmpuint(len, ==, QHCA_ETH_FRAME_MAX + 1);
+            }
+            break;
+        case HE_RUNT:
+            len = 13;
+            refused = 0;
+            break;
+        case HE_QPN0:
+            len = he_send_only(fr, 0, HE_PSN);
+            break;
+        case HE_SRC_IP:
+            fr[ip + 15] ^= 1;
+            he_ip4_csum(fr);
+            qt_roce_seal(fr, len);
+            break;
+        default:
+            fr[ip + 19] ^= 1;
+            he_ip4_csum(fr);
+            qt_roce_seal(fr, len);
+            break;
+        }
+        he_expect_refused(&e, names[c], fr, len, refused, icrc);
+    }
+
+    /* The frame itself: received, once, and ACKed at its PSN. */
+    qt_wire_send(e.t, fr, he_send_only(fr, e.qp.qpn, HE_PSN));
+    cqe = qt_cq_expect(e.t, &e.cq, e.qp.qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, HE_PAYLOAD);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0);
+    qtest_memread(e.t->qts, e.buf, got, sizeof(got));
+    for (i = 0; i < HE_PAYLOAD; i++) {
+        want[i] = i;
+    }
+    g_assert(!memcmp(got, want, sizeof(got)));
+    for (;;) {
+        ssize_t n = qt_wire_recv(e.t, fr, QHCA_ETH_FRAME_MAX, QHCA_TIMEOUT_US);
+
+        g_assert_cmpint(n, >, 0);
+        if (qt_roce_parse(fr, n, &r) && r.opcode == (QT_IB_RC | QT_IB_ACK)) {
+            break;
+        }
+    }
+    g_assert(r.icrc_ok);
+    g_assert_cmpuint(r.qpn, ==, HE_PEER_QPN);
+    g_assert_cmpuint(r.psn, ==, HE_PSN);
+    g_assert(!memcmp(r.dmac, qt_peer_mac, 6));
+    g_assert(!memcmp(r.smac, qt_eth_mac, 6));
+    g_assert(!memcmp(r.sgid, qt_port_ip4, 16));
+    g_assert(!memcmp(r.dgid, qt_peer_ip4, 16));
+    qt_cq_assert_empty(e.t, &e.cq);
+    qhca_stop(e.t);
+}
+
+/*
+ * Frames for QPs that are not there: destroyed, never created, QP1
+ * without a GSI QP, the multicast QPN without a group.  Each is refused
+ * before any QP sees it; the QPN, once reused, belongs to the new QP.
+ */
+static void test_eth_dead_qps(void)
+{
+    g_autofree uint8_t *fr = g_malloc0(256);
+    uint32_t dead[5];
+    QhcaQp qp;
+    unsigned i;
+    He e;
+
+    he_setup(&e);
+    g_assert_cmpuint(hx_create_qp(&e.h, &qp, &e.cq, &e.cq), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(e.t, QHCA_CMD_DESTROY_QP, qp.qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    dead[0] = qp.qpn;
+    dead[1] = qp.qpn + 1;
+    dead[2] = QHCA_GSI_QPN;
+    dead[3] = QHCA_MCAST_QPN;
+    dead[4] = 0xabcdef;
+    for (i = 0; i < ARRAY_SIZE(dead); i++) {
+        he_expect_refused(&e, "a QP that does not exist", fr,
+                          he_send_only(fr, dead[i], HE_PSN), 1, 0);
+    }
+    qhca_stop(e.t);
+}
+
+/* Wait until the port has taken @frames frames in all. */
+static void he_wait_frames(He *e, uint64_t frames)
+{
+    gint64 end = g_get_monotonic_time() + 4 * QHCA_TIMEOUT_US;
+
+    while (qt_counter(e->t, QHCA_CNT_ETH_RX_FRAMES) < frames) {
+        g_assert(qt_wire_flush(e->t, 1000) ||
+                 g_get_monotonic_time() < end);
+        g_assert(g_get_monotonic_time() < end);
+    }
+}
+
+/*
+ * Storms at one RC QP: SENDs at PSNs all over the 24-bit space, one old
+ * PSN over and over (a duplicate each time), more READ requests at once
+ * than it has read credits for, ACKs and NAKs of PSNs it never sent.
+ * The port takes every frame (the device holds back what it cannot take
+ * yet, and QEMU holds it for it), stays quick to answer commands, and
+ * logs no guest error.
+ */
+static void test_eth_storms(void)
+{
+    g_autofree uint8_t *fr = g_malloc0(512);
+    uint8_t ib[64];
+    QtRoceAddr addr = qt_roce_addr(false);
+    uint64_t frames;
+    GRand *r = g_rand_new_with_seed(11);
+    gint64 t0;
+    unsigned i;
+    He e;
+
+    he_setup(&e);
+    frames = qt_counter(e.t, QHCA_CNT_ETH_RX_FRAMES);
+    for (i = 0; i < 2000; i++) {
+        size_t n;
+
+        switch (i / 500) {
+        case 0:
+            qt_wire_send(e.t, fr, he_send_only(fr, e.qp.qpn,
+                                               g_rand_int(r) & 0xffffff));
+            continue;
+        case 1:
+            qt_wire_send(e.t, fr, he_send_only(fr, e.qp.qpn, HE_PSN - 1));
+            continue;
+        case 2:
+            n = qt_bth(ib, QT_IB_RC | QT_IB_READ_REQUEST, false, true, 0,
+                       e.qp.qpn, (HE_PSN + i - 1000) & 0xffffff);
+            stq_be_p(ib + n, e.buf);
+            stl_be_p(ib + n + 8, e.key);
+            stl_be_p(ib + n + 12, 1024);        /* one MTU: one PSN */
+            n += QT_RETH_LEN;
+            break;
+        default:
+            n = qt_bth(ib, QT_IB_RC | QT_IB_ACK, false, false, 0, e.qp.qpn,
+                       g_rand_int(r) & 0xffffff);
+            ib[n] = g_rand_int(r);
+            n += 4;
+            break;
+        }
+        qt_wire_send(e.t, fr, qt_roce_frame(&addr, ib, n, fr));
+        if (i % 64 == 0) {
+            /* Commands stay quick while the port is flooded. */
+            t0 = g_get_monotonic_time();
+            qt_assert_alive(e.t);
+            g_assert_cmpuint(qt_guest_errors(e.t), ==, 0);
+            g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
+        }
+    }
+    he_wait_frames(&e, frames + 2000);
+    hx_assert_errors(e.t, 0);
+    g_rand_free(r);
+    qhca_stop(e.t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1458,6 +1893,10 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/hostile/reset-busy", test_reset_busy);
     qtest_add_func("/qhca/hostile/busy-latency", test_busy_latency);
     qtest_add_func("/qhca/hostile/xrc-ini-sq", test_xrc_ini_sq);
+    /* 1.5: the Ethernet port, a peer on the wire as hostile as a guest */
+    qtest_add_func("/qhca/hostile/eth/frames", test_eth_frames);
+    qtest_add_func("/qhca/hostile/eth/dead-qps", test_eth_dead_qps);
+    qtest_add_func("/qhca/hostile/eth/storms", test_eth_storms);
 
     return g_test_run();
 }
