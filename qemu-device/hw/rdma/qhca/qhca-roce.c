@@ -313,8 +313,14 @@ size_t qhca_roce_encode(const QhcaPacket *pkt, uint8_t *frame)
     uint8_t *p;
     size_t udplen;
 
-    /* The engine builds only packets its transport has. */
-    assert(h >= 0 && pkt->paylen <= QHCA_MAX_MTU);
+    /*
+     * The engine builds only packets their transport has; should one
+     * ever not be, it gets no frame (0, which the caller counts as lost)
+     * rather than stopping the device.
+     */
+    if (h < 0 || pkt->paylen > QHCA_MAX_MTU) {
+        return 0;
+    }
     udplen = UDP_HLEN + qhca_roce_headers_len(h) + pkt->paylen + pad +
              ICRC_LEN;
 
