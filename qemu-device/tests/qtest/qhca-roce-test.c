@@ -13,7 +13,8 @@
  * the wire in both directions.  Other frames the test builds itself:
  * RC requests with immediate data, RETH and READ responses, and UD both
  * ways (DETH, the GRH slot of the receive buffer, the CQE's network
- * header type and source MAC).
+ * header type and source MAC), and frames whose masked fields changed
+ * on the way (the ICRC does not cover them).
  *
  * A hostile frame (truncated, bad checksums or ICRC, lengths that lie,
  * unknown opcodes, TVer, pad, oversized payloads, VLAN tags, fragments,
@@ -564,6 +565,60 @@ static void test_ud(const void *opaque)
     roce_stop(r);
 }
 
+/*
+ * The fields routers and NICs may change on the way are outside the
+ * ICRC: a frame whose IPv4 TOS, TTL (checksum made right) or IPv6
+ * traffic class, flow label and hop limit, UDP checksum and BTH reserved
+ * byte differ from what was sealed is still taken.  The IPv4
+ * identification is inside: changing it is a bad ICRC.
+ */
+static void test_icrc_mask(const void *opaque)
+{
+    bool v6 = (uintptr_t)opaque;
+    Roce *r = roce_start(v6);
+    uint8_t data[40] = { 0x77 };
+    struct qhca_sge rs;
+    uint8_t *ip, *bth;
+    size_t len;
+    QtRoce p;
+
+    if (!r) {
+        return;
+    }
+    rs = qt_sge(r->buf + ROCE_RECV_OFF, 4096, r->lkey);
+    qt_qp_post_recv(r->t, &r->b, 0x60, &rs, 1);
+    len = roce_build(r, r->frame, OP_SEND_ONLY, r->b.qpn, ROCE_PSN_A, NULL, 0,
+                     data, sizeof(data));
+    ip = r->frame + 14;
+    bth = roce_bth(r, r->frame);
+    if (v6) {
+        stl_be_p(ip, 6u << 28 | 0xb8u << 20 | 0xabcde);
+        ip[7] = 3;
+    } else {
+        ip[1] = 0xb8;
+        ip[8] = 3;
+        roce_ip4_csum(r->frame);
+    }
+    stw_be_p(bth - 2, 0x1234);          /* UDP checksum */
+    bth[4] = 0xaa;                      /* BTH reserved byte */
+    qt_wire_send(r->t, r->frame, len);
+    qt_cq_expect(r->t, &r->cq, r->b.qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    roce_expect_ack(r, r->b.qpn, r->a.qpn, ROCE_PSN_A, 1, &p);
+
+    if (!v6) {
+        len = roce_build(r, r->frame, OP_SEND_ONLY, r->b.qpn, ROCE_PSN_A + 1,
+                         NULL, 0, data, sizeof(data));
+        stw_be_p(r->frame + 14 + 4, 0x4242);
+        roce_ip4_csum(r->frame);
+        qt_wire_send(r->t, r->frame, len);
+        qt_wait_counter(r->t, QHCA_CNT_ICRC_ERRORS, 1);
+    }
+    qt_cq_assert_empty(r->t, &r->cq);
+    roce_assert_quiet(r);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ROCE_RX_DROPS), ==, !v6);
+    roce_stop(r);
+}
+
 /* ------------------------------------------------------------------ */
 /* Hostile frames                                                      */
 
@@ -796,6 +851,61 @@ static void test_hostile(void)
     roce_stop(r);
 }
 
+/* The IPv6 header's own ways to be wrong, and cuts through it. */
+static void test_hostile_ipv6(void)
+{
+    static const size_t cuts[] = { 14, 20, 53, 61, 62, 66, 74, 75, 120 };
+    static uint8_t f[ROCE_FRAME_MAX], big[ROCE_FRAME_MAX];
+    Roce *r = roce_start(true);
+    uint8_t data[64] = { 0x66 };
+    struct qhca_sge rs;
+    size_t glen, i;
+    QtRoce p;
+
+    if (!r) {
+        return;
+    }
+    rs = qt_sge(r->buf + ROCE_RECV_OFF, 4096, r->lkey);
+    qt_qp_post_recv(r->t, &r->b, 0x70, &rs, 1);
+    glen = roce_build(r, f, OP_SEND_ONLY, r->b.qpn, ROCE_PSN_A, NULL, 0,
+                      data, sizeof(data));
+    g_assert_cmpuint(glen, ==, 14 + 40 + 8 + 12 + 64 + 4);
+
+    for (i = 0; i < ARRAY_SIZE(cuts); i++) {
+        g_autofree char *what = g_strdup_printf("IPv6 cut to %zu", cuts[i]);
+
+        /* Before the UDP port is whole it is not RoCEv2: the NIC's. */
+        roce_hostile(r, what, f, cuts[i],
+                     cuts[i] < 14 + 40 + 8 ? FATE_NIC : FATE_ROCE_DROP);
+    }
+    memcpy(big, f, glen);
+    stw_be_p(big + 14 + 4, glen - 14 - 40 + 4);
+    roce_hostile(r, "IPv6 payload length past the frame", big, glen,
+                 FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    stw_be_p(big + 14 + 4, glen - 14 - 40 - 4);
+    roce_hostile(r, "IPv6 payload length short of the UDP's", big, glen,
+                 FATE_ROCE_DROP);
+    memcpy(big, f, glen);
+    big[14 + 6] = 0;                    /* a hop-by-hop options header */
+    roce_hostile(r, "IPv6 extension header", big, glen, FATE_NIC);
+    memcpy(big, f, glen);
+    big[14] = 0x45;
+    roce_hostile(r, "IPv4 header under the IPv6 EtherType", big, glen,
+                 FATE_NIC);
+    memcpy(big, f, glen);
+    big[14 + 20] ^= 0x01;               /* the source address */
+    roce_hostile(r, "IPv6 source changed under the ICRC", big, glen,
+                 FATE_ICRC);
+
+    qt_cq_assert_empty(r->t, &r->cq);
+    roce_assert_quiet(r);
+    qt_wire_send(r->t, f, glen);
+    qt_cq_expect(r->t, &r->cq, r->b.qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    roce_expect_ack(r, r->b.qpn, r->a.qpn, ROCE_PSN_A, 1, &p);
+    roce_stop(r);
+}
+
 int main(int argc, char **argv)
 {
     if (!qt_init(&argc, &argv)) {
@@ -811,6 +921,11 @@ int main(int argc, char **argv)
                         test_ud);
     qtest_add_data_func("/qhca/roce/ud-ipv6", (void *)(uintptr_t)true,
                         test_ud);
+    qtest_add_data_func("/qhca/roce/icrc-mask-ipv4", (void *)(uintptr_t)false,
+                        test_icrc_mask);
+    qtest_add_data_func("/qhca/roce/icrc-mask-ipv6", (void *)(uintptr_t)true,
+                        test_icrc_mask);
     qtest_add_func("/qhca/roce/hostile", test_hostile);
+    qtest_add_func("/qhca/roce/hostile-ipv6", test_hostile_ipv6);
     return g_test_run();
 }
