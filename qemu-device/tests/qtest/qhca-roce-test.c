@@ -11,8 +11,8 @@
  * each other through the test, which reflects each frame (swaps the
  * addresses, reseals the ICRC): every frame of a SEND and its ACK crosses
  * the wire in both directions.  Other frames the test builds itself:
- * RC requests with immediate data, RETH and READ responses, and UD both
- * ways (DETH, the GRH slot of the receive buffer, the CQE's network
+ * RC requests with immediate data, RETH, READ and atomic responses, UC
+ * and XRC (XRCETH) frames, UD both ways (DETH, the GRH slot of the receive buffer, the CQE's network
  * header type and source MAC), and frames whose masked fields changed
  * on the way (the ICRC does not cover them).
  *
@@ -46,7 +46,9 @@
 #define OP_FETCH_ADD        0x14
 #define OP_UC               0x20
 #define OP_UD               0x60
+#define OP_XRC              0xa0
 #define OP_CNP              0x81
+#define XRC_PEER_SRQN       0x000444    /* the target's SRQ, on the peer */
 
 #define UD_QKEY             0x11111111u
 #define UD_PEER_QPN         0x000333    /* the peer's UD QP */
@@ -619,6 +621,131 @@ static void test_icrc_mask(const void *opaque)
     roce_stop(r);
 }
 
+/*
+ * UC: a SEND between two UC QPs through the wire has the UC opcode and
+ * asks for no ACK; reflected, it completes a receive, and nothing
+ * answers it.
+ */
+static void test_uc(void)
+{
+    Roce *r = roce_start(false);
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(0x80),
+        .opcode = QHCA_WR_SEND,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+    QhcaPath path = qt_rc_path;
+    uint8_t data[100];
+    struct qhca_sge ss, rs;
+    QhcaQpSpec spec;
+    QhcaQp a, b;
+    QtRoce p;
+    size_t len;
+
+    if (!r) {
+        return;
+    }
+    spec = qt_rc_spec(r->pdn, r->uar, &r->cq, &r->cq);
+    spec.type = QHCA_QPT_UC;
+    g_assert_cmpuint(qt_qp_try_create(r->t, &a, &spec), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_qp_try_create(r->t, &b, &spec), ==, QHCA_AQ_SUCCESS);
+    roce_av(r, &a);
+    roce_av(r, &b);
+    path.rc = false;
+    path.dlid = 0;
+    path.access = QHCA_ACCESS_REMOTE_WRITE;
+    path.sq_psn = path.rq_psn = 0x500;
+    qt_connect(r->t, a.qpn, b.qpn, &path);
+    qt_connect(r->t, b.qpn, a.qpn, &path);
+
+    memset(data, 0x3c, sizeof(data));
+    qtest_memwrite(r->t->qts, r->buf, data, sizeof(data));
+    ss = qt_sge(r->buf, sizeof(data), r->lkey);
+    rs = qt_sge(r->buf + ROCE_RECV_OFF, 4096, r->lkey);
+    qt_qp_post_recv(r->t, &b, 0x81, &rs, 1);
+    qt_qp_post_send(r->t, &a, &w, &ss, 1);
+    qt_qp_ring_sq(r->t, &a);
+    len = roce_expect_frame(r, &p);
+    roce_check_headers(r, r->frame, len, &p, a.qpn, b.qpn);
+    g_assert_cmphex(p.opcode, ==, OP_UC | OP_SEND_ONLY);
+    g_assert(!p.ackreq);
+    g_assert_cmphex(p.psn, ==, 0x500);
+    g_assert_cmpuint(p.ib_len, ==, QT_BTH_LEN + sizeof(data));
+    g_assert(!memcmp(r->frame + p.ib + QT_BTH_LEN, data, sizeof(data)));
+    qt_cq_expect(r->t, &r->cq, a.qpn, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    roce_reflect(r, r->frame, &p);
+    qt_cq_expect(r->t, &r->cq, b.qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+
+    qt_cq_assert_empty(r->t, &r->cq);
+    roce_assert_quiet(r);
+    roce_stop(r);
+}
+
+/*
+ * XRC: an XRC INI QP's SEND leaves with the XRC opcode and the XRCETH
+ * (the target's SRQ, from the WQE) before the payload; the XRC ACK the
+ * test answers with, which has no XRCETH, completes it.
+ */
+static void test_xrc(void)
+{
+    Roce *r = roce_start(false);
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(0x90),
+        .opcode = QHCA_WR_SEND,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+        .xrc_srqn = cpu_to_le32(XRC_PEER_SRQN),
+    };
+    QhcaPath path = qt_rc_path;
+    uint8_t data[48], aeth[4];
+    struct qhca_sge ss;
+    QhcaQpSpec spec;
+    QhcaQp ini;
+    QtRoce p;
+    size_t len;
+
+    if (!r) {
+        return;
+    }
+    spec = qt_rc_spec(r->pdn, r->uar, &r->cq, &r->cq);
+    spec.type = QHCA_QPT_XRC_INI;
+    spec.rq_log2 = spec.rq_stride_log2 = 0;
+    spec.recv_cqn = 0;
+    g_assert_cmpuint(qt_qp_try_create(r->t, &ini, &spec), ==,
+                     QHCA_AQ_SUCCESS);
+    roce_av(r, &ini);
+    path.dlid = 0;
+    path.sq_psn = 0x600;
+    qt_connect(r->t, ini.qpn, r->b.qpn, &path);
+
+    memset(data, 0xd7, sizeof(data));
+    qtest_memwrite(r->t->qts, r->buf, data, sizeof(data));
+    ss = qt_sge(r->buf, sizeof(data), r->lkey);
+    qt_qp_post_send(r->t, &ini, &w, &ss, 1);
+    qt_qp_ring_sq(r->t, &ini);
+    len = roce_expect_frame(r, &p);
+    roce_check_headers(r, r->frame, len, &p, ini.qpn, r->b.qpn);
+    g_assert_cmphex(p.opcode, ==, OP_XRC | OP_SEND_ONLY);
+    g_assert(p.ackreq);
+    g_assert_cmphex(p.psn, ==, 0x600);
+    g_assert_cmpuint(p.ib_len, ==, QT_BTH_LEN + 4 + sizeof(data));
+    g_assert_cmphex(ldl_be_p(r->frame + p.ib + QT_BTH_LEN), ==,
+                    XRC_PEER_SRQN);
+    g_assert(!memcmp(r->frame + p.ib + QT_BTH_LEN + 4, data, sizeof(data)));
+
+    stl_be_p(aeth, 0x1f000001);         /* ACK, no credits, MSN 1 */
+    len = roce_build(r, r->frame, OP_XRC | OP_ACK, ini.qpn, 0x600, aeth,
+                     sizeof(aeth), NULL, 0);
+    qt_wire_send(r->t, r->frame, len);
+    qt_cq_expect(r->t, &r->cq, ini.qpn, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+
+    qt_cq_assert_empty(r->t, &r->cq);
+    roce_assert_quiet(r);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ROCE_RX_DROPS), ==, 0);
+    roce_stop(r);
+}
+
 /* ------------------------------------------------------------------ */
 /* Hostile frames                                                      */
 
@@ -921,6 +1048,8 @@ int main(int argc, char **argv)
                         test_ud);
     qtest_add_data_func("/qhca/roce/ud-ipv6", (void *)(uintptr_t)true,
                         test_ud);
+    qtest_add_func("/qhca/roce/uc", test_uc);
+    qtest_add_func("/qhca/roce/xrc", test_xrc);
     qtest_add_data_func("/qhca/roce/icrc-mask-ipv4", (void *)(uintptr_t)false,
                         test_icrc_mask);
     qtest_add_data_func("/qhca/roce/icrc-mask-ipv6", (void *)(uintptr_t)true,
