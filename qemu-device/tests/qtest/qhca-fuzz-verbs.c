@@ -1965,6 +1965,15 @@ static void fze_request(Fz *f)
                           fz_below(f, 32)), fz_chance(f, 20), false,
                           (4 - len % 4) % 4, qpn, fz_below(f, 1 << 24));
 
+        if (fz_chance(f, 20)) {
+            /* To a multicast group the grammar's QPs join (ATTACH_MCAST). */
+            fzv_mgid(fz_below(f, FZ_NMCAST), ad.dgid);
+            memcpy(ad.sgid, qt_peer_ip6, 16);
+            memcpy(ad.dmac, (const uint8_t[]){ 0x33, 0x33 }, 2);
+            memcpy(ad.dmac + 2, ad.dgid + 12, 4);
+            stl_be_p(e->ib + 4, QHCA_MCAST_QPN);
+            qkey = FZV_QKEY;
+        }
         n += fze_put(e->ib + n, fz_chance(f, 85) ? qkey :
                      (uint32_t)fz_interesting(f), 4);
         n += fze_put(e->ib + n, fz_below(f, 1 << 24), 4);
