@@ -834,8 +834,8 @@ static void test_aq_doorbells(void)
 static void test_bad_commands(void)
 {
     QhcaTest *t = qhca_start(NULL);
-    /* 0x1e: the first opcode after 1.3's (INJECT_FAULT 0x1d). */
-    static const uint16_t bad_ops[] = { 0, QHCA_CMD_INJECT_FAULT + 1, 0x100,
+    /* 0x20: the first opcode after 1.5's (SET_QP_AV 0x1f). */
+    static const uint16_t bad_ops[] = { 0, QHCA_CMD_SET_QP_AV + 1, 0x100,
                                         0xffff };
     struct qhca_aq_sqe sqe;
     struct qhca_stats st;
