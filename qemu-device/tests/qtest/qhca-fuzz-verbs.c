@@ -1538,7 +1538,7 @@ static void fze_mutate(Fz *f, uint8_t *fr, size_t *len)
     case 9:     /* a runt */
         n = MIN(n, fz_below(f, 60));
         break;
-    case 10:    /* a fragment, TTL 0, a bad header checksum */
+    case 10:    /* a fragment, TTL 0, a bad checksum, an extension */
         if (type == 0x0800 && n >= ip + 20) {
             switch (fz_below(f, 3)) {
             case 0:
@@ -1553,7 +1553,8 @@ static void fze_mutate(Fz *f, uint8_t *fr, size_t *len)
                 break;
             }
         } else if (n >= ip + 8) {
-            fr[ip + 7] = 0;
+            /* IPv6: hop limit 0, or an extension header before UDP. */
+            fr[ip + (fz_chance(f, 50) ? 7 : 6)] = fz_chance(f, 50) ? 0 : 44;
         }
         break;
     case 11:    /* the MACs: from itself, to everyone, to someone else */
@@ -1750,6 +1751,23 @@ void fze_drain(Fz *f)
             q->back.hop_limit = 64;
         }
     }
+}
+
+/*
+ * After each step: every frame sent is taken within 10 s (a port that
+ * is not ready, or whose link is down, takes frames to drop them; a full
+ * receive queue only delays them), and what the device sent is read, so
+ * that its socket never fills.
+ */
+void fze_alive(Fz *f, const char *after)
+{
+    if (!qt_wire_flush(f->t, 10 * G_USEC_PER_SEC)) {
+        fprintf(f->report, "FINDING: %u bytes of frames not taken by the "
+                "port in 10 s, after %s (step %" PRIu64 ")\n",
+                f->t->wire_out->len, after, f->steps);
+        exit(3);
+    }
+    fze_drain(f);
 }
 
 /* The path MTU in bytes of device QP @qpn, and its QUERY_QP in @a. */

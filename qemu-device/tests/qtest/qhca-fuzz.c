@@ -24,7 +24,10 @@
  * A finding is a run that did not end cleanly: an assertion of the
  * admin-queue contract (a completion with the wrong id, none within 5 s),
  * the device not answering or FATAL, QEMU dying (with an ASan/UBSan
- * build: any report), or no end within the per-run deadline (a hang).
+ * build: any report), or no end within the per-run deadline (a hang);
+ * with the Ethernet port also frames the port has not taken 10 s after
+ * they were sent (it takes every frame, if only to drop it: a receive
+ * path that stalls is a hang too).
  * Its seed replays the same inputs (qhca-fuzz --seed N --seeds 1); the
  * engine thread's timing against them may differ from run to run, so
  * the log and QEMU's trace of the run are kept beside it.
@@ -1155,8 +1158,7 @@ static void fz_check_alive(Fz *f, const char *after)
     }
     fzv_check_link(f, after);
     if (f->eth) {
-        /* What the device sent meanwhile, so that its socket never fills. */
-        fze_drain(f);
+        fze_alive(f, after);
     }
 }
 

@@ -117,6 +117,7 @@ uint8_t fze_av(Fz *f, int slot, uint32_t dest);
 void fze_ud_av(Fz *f, struct qhca_sq_wqe_ud *u);
 void fze_destroyed(Fz *f, uint32_t qpn);
 void fze_drain(Fz *f);
+void fze_alive(Fz *f, const char *after);
 void fze_frame(Fz *f);
 void fze_answer(Fz *f);
 void fze_storm(Fz *f);
