@@ -234,11 +234,15 @@ static bool qhca_net_can_receive(NetClientState *nc)
     return !qhca_is_ready(s) || !qhca_frames_full(&s->net->rx);
 }
 
-/* Main loop, BQL: a frame from the netdev. */
+/*
+ * Main loop, BQL: a frame from the netdev.  A multicast backend (socket
+ * mcast=) echoes what the port sent: the frames from our own MAC go.
+ */
 static ssize_t qhca_net_receive(NetClientState *nc, const uint8_t *buf,
                                 size_t size)
 {
     QhcaState *s = qemu_get_nic_opaque(nc);
+    const uint8_t *mac = s->conf.macaddr.a;
 
     if (!qhca_is_ready(s)) {
         trace_qhca_net_rx_drop(size, "device not ready");
@@ -257,11 +261,22 @@ static ssize_t qhca_net_receive(NetClientState *nc, const uint8_t *buf,
         }
         return size;
     }
-    if (!qhca_frames_push(&s->net->rx, buf, size)) {
-        /* QEMU keeps it; qhca_net_rx_flush_bh() asks for it again. */
+    /*
+     * The MAC filter here, not in the engine: on a multicast bus every
+     * port sees every frame, its own echoes included, and those must not
+     * take the queue's room or wake the engine.
+     */
+    if (!memcmp(buf + 6, mac, 6)) {
+        trace_qhca_net_rx_drop(size, "from our own MAC");
+    } else if (memcmp(buf, mac, 6) && !is_multicast_ether_addr(buf)) {
+        trace_qhca_net_rx_drop(size, "for another MAC");
+    } else if (!qhca_frames_push(&s->net->rx, buf, size)) {
+        /* QEMU keeps it and qhca_net_rx_flush_bh() asks for it again. */
         return 0;
+    } else {
+        qhca_engine_wake(s);
     }
-    qhca_engine_wake(s);
+    qhca_count(s, QHCA_CNT_ETH_RX_FRAMES, 1);
     return size;
 }
 
@@ -306,26 +321,13 @@ QhcaNetRoce qhca_net_roce_take(QhcaState *s, const uint8_t *frame,
     return QHCA_NET_ROCE_OURS;
 }
 
-/* One frame from the netdev: to the transport, to the NIC, or nowhere. */
+/*
+ * A frame from the netdev that passed the MAC filter (a RoCEv2 frame to
+ * one of our IPs but another MAC is not ours either): to the transport,
+ * to the NIC, or nowhere.
+ */
 static void qhca_net_rx_frame(QhcaState *s, const uint8_t *frame, size_t len)
 {
-    const uint8_t *mac = s->conf.macaddr.a;
-
-    qhca_count(s, QHCA_CNT_ETH_RX_FRAMES, 1);
-    /* A multicast backend (socket mcast=) echoes what the port sent. */
-    if (!memcmp(frame + 6, mac, 6)) {
-        trace_qhca_net_rx_drop(len, "from our own MAC");
-        return;
-    }
-    /*
-     * The MAC filter first, as a NIC's: a RoCEv2 frame to one of our IPs
-     * but another MAC is not ours either (on a hub or a multicast bus every
-     * port sees every frame).
-     */
-    if (memcmp(frame, mac, 6) && !is_multicast_ether_addr(frame)) {
-        trace_qhca_net_rx_drop(len, "for another MAC");
-        return;
-    }
     switch (qhca_net_roce_take(s, frame, len, s->net->pkt)) {
     case QHCA_NET_ROCE_OURS:
         qhca_wire_receive(s, s->net->pkt);
