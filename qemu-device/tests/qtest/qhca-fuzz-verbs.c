@@ -1553,8 +1553,8 @@ static void fze_mutate(Fz *f, uint8_t *fr, size_t *len)
                 break;
             }
         } else if (n >= ip + 8) {
-            /* IPv6: hop limit 0, or an extension header before UDP. */
-            fr[ip + (fz_chance(f, 50) ? 7 : 6)] = fz_chance(f, 50) ? 0 : 44;
+            /* IPv6: hop limit 0, or a Hop-by-Hop header before UDP. */
+            fr[ip + (fz_chance(f, 50) ? 7 : 6)] = 0;
         }
         break;
     case 11:    /* the MACs: from itself, to everyone, to someone else */
