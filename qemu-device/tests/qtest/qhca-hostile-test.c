@@ -1807,7 +1807,7 @@ static void he_wait_frames(He *e, uint64_t frames)
  * PSN over and over (a duplicate each time), more READ requests at once
  * than it has read credits for, ACKs and NAKs of PSNs it never sent.
  * The port takes every frame (the device holds back what it cannot take
- * yet, and QEMU holds it for it), stays quick to answer commands, and
+ * yet, and QEMU holds it for it), answers commands all the while, and
  * logs no guest error.
  */
 static void test_eth_storms(void)
@@ -1817,7 +1817,6 @@ static void test_eth_storms(void)
     QtRoceAddr addr = qt_roce_addr(false);
     uint64_t frames;
     GRand *r = g_rand_new_with_seed(11);
-    gint64 t0;
     unsigned i;
     He e;
 
@@ -1851,11 +1850,9 @@ static void test_eth_storms(void)
         }
         qt_wire_send(e.t, fr, qt_roce_frame(&addr, ib, n, fr));
         if (i % 64 == 0) {
-            /* Commands stay quick while the port is flooded. */
-            t0 = g_get_monotonic_time();
+            /* Commands are served (within qt_submit()'s 5 s) meanwhile. */
             qt_assert_alive(e.t);
             g_assert_cmpuint(qt_guest_errors(e.t), ==, 0);
-            g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
         }
     }
     he_wait_frames(&e, frames + 2000);
