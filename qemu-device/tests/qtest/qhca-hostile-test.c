@@ -1861,6 +1861,69 @@ static void test_eth_storms(void)
     qhca_stop(e.t);
 }
 
+/*
+ * One READ request of 2^31 bytes, the most a message may be, from a
+ * hostile peer that never acknowledges, against a physical MR over the
+ * first TiB: the responder answers with what lies in RAM (128 MiB here)
+ * until the first address outside it.  The device stays at the guest's
+ * service meanwhile and is done within a bound.
+ *
+ * Found by qhca-fuzz --net eth (seed 5024 of 54ab1c8's grammar: no end
+ * within the 120 s deadline, with QEMU tracing every packet and the
+ * READ sent again as a duplicate).  Without tracing one such request
+ * takes the engine about 0.6 s and builds 131073 frames, of which the
+ * netdev takes some 700 and the rest are dropped at the full transmit
+ * queue (WIRE_DROPS), as the spec allows: a 62-byte frame amplified into
+ * 128 MiB of reads.  Reported; this test bounds it, it does not decide
+ * how the responder should pace.
+ */
+static void test_eth_read_2g(void)
+{
+    g_autofree uint8_t *fr = g_malloc0(256);
+    QtRoceAddr addr = qt_roce_addr(false);
+    uint8_t ib[64];
+    uint64_t tx = 0, last = UINT64_MAX;
+    gint64 t0 = g_get_monotonic_time(), worst = 0;
+    uint32_t key;
+    size_t n;
+    He e;
+
+    he_setup(&e);
+    /* A physical MR over the first TiB of the bus, as the fuzzer's. */
+    g_assert_cmpuint(hx_phys_mr(&e.h, 1ull << 40, &key), ==,
+                     QHCA_AQ_SUCCESS);
+    n = qt_bth(ib, QT_IB_RC | QT_IB_READ_REQUEST, false, true, 0, e.qp.qpn,
+               HE_PSN);
+    stq_be_p(ib + n, 0);
+    stl_be_p(ib + n + 8, key);
+    stl_be_p(ib + n + 12, 0x80000000u);
+    n += QT_RETH_LEN;
+    qt_wire_send(e.t, fr, qt_roce_frame(&addr, ib, n, fr));
+    while (tx != last) {
+        struct qhca_counters c;
+        gint64 t1 = g_get_monotonic_time();
+
+        g_assert_cmpint(t1 - t0, <, 60 * G_USEC_PER_SEC);
+        last = tx;
+        g_usleep(200000);
+        /* Read what it sent, as a peer on the segment does. */
+        while (qt_wire_recv(e.t, fr, 256, 0) >= 0) {
+        }
+        /* Commands served all the while (qt_submit() allows 5 s). */
+        c = qt_counters(e.t);
+        worst = MAX(worst, g_get_monotonic_time() - t1 - 200000);
+        tx = he_cnt(&c, QHCA_CNT_ETH_TX_FRAMES) +
+             he_cnt(&c, QHCA_CNT_WIRE_DROPS);
+        g_test_message("%.1f s: %" PRIu64 " sent, %" PRIu64 " dropped",
+                       (g_get_monotonic_time() - t0) / 1e6,
+                       he_cnt(&c, QHCA_CNT_ETH_TX_FRAMES),
+                       he_cnt(&c, QHCA_CNT_WIRE_DROPS));
+    }
+    g_test_message("worst QUERY_COUNTERS %" PRId64 " us", worst);
+    hx_assert_errors(e.t, 0);
+    qhca_stop(e.t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1894,6 +1957,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/hostile/eth/frames", test_eth_frames);
     qtest_add_func("/qhca/hostile/eth/dead-qps", test_eth_dead_qps);
     qtest_add_func("/qhca/hostile/eth/storms", test_eth_storms);
+    qtest_add_func("/qhca/hostile/eth/read-2g", test_eth_read_2g);
 
     return g_test_run();
 }
