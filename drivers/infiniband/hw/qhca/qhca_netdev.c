@@ -35,8 +35,14 @@
 
 #include "qhca.h"
 
-/* WQEs in each queue; the device's limits may lower it. */
-#define QHCA_ETH_WQ_LOG2	8
+/*
+ * WQEs in each queue; the device's limits may lower them.  More receive
+ * buffers than send WQEs: a burst from the wire waits for NAPI in the RQ
+ * (a frame that finds it empty is lost), a burst from the stack waits in
+ * the qdisc.
+ */
+#define QHCA_ETH_SQ_LOG2	8
+#define QHCA_ETH_RQ_LOG2	9
 /* A send WQE: the header and the one SGE of a linear frame. */
 #define QHCA_ETH_SQ_WQE_SIZE	(sizeof(struct qhca_sq_wqe) + \
 				 sizeof(struct qhca_sge))
@@ -827,28 +833,29 @@ static int qhca_eth_queues_create(struct qhca_eth *eth)
 	struct qhca_dev *dev = eth->dev;
 	u32 max_wr = le32_to_cpu(dev->attr.max_qp_wr);
 	u32 max_cqe = le32_to_cpu(dev->attr.max_cqe);
-	u32 log2;
+	u32 sq_log2, rq_log2;
 	int err;
 
 	if (max_wr < 2 || max_cqe < 2 || !le32_to_cpu(dev->attr.max_sge))
 		return -EINVAL;
-	log2 = min3(QHCA_ETH_WQ_LOG2, ilog2(max_wr), ilog2(max_cqe));
+	sq_log2 = min3(QHCA_ETH_SQ_LOG2, ilog2(max_wr), ilog2(max_cqe));
+	rq_log2 = min3(QHCA_ETH_RQ_LOG2, ilog2(max_wr), ilog2(max_cqe));
 	eth->rx_buf_len = eth->ndev->mtu + QHCA_ETH_VLAN_HLEN;
 
 	err = qhca_kuar_get(dev);
 	if (err)
 		return err;
 	eth->db = dev->kuar.db;
-	err = qhca_eth_cq_create(eth, &eth->scq, log2);
+	err = qhca_eth_cq_create(eth, &eth->scq, sq_log2);
 	if (err)
 		goto err_destroy;
-	err = qhca_eth_cq_create(eth, &eth->rcq, log2);
+	err = qhca_eth_cq_create(eth, &eth->rcq, rq_log2);
 	if (err)
 		goto err_destroy;
-	err = qhca_eth_wq_alloc(eth, &eth->sq, log2, QHCA_ETH_SQ_WQE_SIZE);
+	err = qhca_eth_wq_alloc(eth, &eth->sq, sq_log2, QHCA_ETH_SQ_WQE_SIZE);
 	if (err)
 		goto err_destroy;
-	err = qhca_eth_wq_alloc(eth, &eth->rq, log2, QHCA_ETH_RQ_WQE_SIZE);
+	err = qhca_eth_wq_alloc(eth, &eth->rq, rq_log2, QHCA_ETH_RQ_WQE_SIZE);
 	if (err)
 		goto err_destroy;
 	err = qhca_eth_qp_create(eth);
