@@ -57,9 +57,12 @@ fuzz: qemu
 # The perftest matrix on qhca0 and on rxe (and siw where the kernel has it)
 # in one guest boot, with the ratios; figures, not a test.  The 1000-QP
 # loopback run needs 2000 QPs: more than the device's default max-qps.
+# Then the cross-guest matrix: qhca<->qhca and rxe<->rxe between two guests
+# on one segment, a boot each (BENCH_* variables: tools/bench/wire-matrix).
 bench: all
 	@$(TOOLS)/vm --timeout 3600 --qhca-opt max-qps=4096 -- \
 		$(CURDIR)/$(TOOLS)/bench/perf-matrix
+	@$(TOOLS)/bench/wire-matrix
 
 shell: all
 	@$(TOOLS)/vm
