@@ -272,6 +272,7 @@ static ssize_t qhca_net_receive(NetClientState *nc, const uint8_t *buf,
         trace_qhca_net_rx_drop(size, "for another MAC");
     } else if (!qhca_frames_push(&s->net->rx, buf, size)) {
         /* QEMU keeps it and qhca_net_rx_flush_bh() asks for it again. */
+        trace_qhca_net_rx_full(size);
         return 0;
     } else {
         qhca_engine_wake(s);
