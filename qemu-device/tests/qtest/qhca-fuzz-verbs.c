@@ -1597,7 +1597,8 @@ static void fze_mutate(Fz *f, uint8_t *fr, size_t *len)
                 b[1] |= 1 + fz_below(f, 15);
                 break;
             case 1:
-                stw_be_p(b + 2, fz_chance(f, 50) ? 0x7fff : fz_below(f, 0x10000));
+                stw_be_p(b + 2, fz_chance(f, 50) ? 0x7fff :
+                         fz_below(f, 0x10000));
                 break;
             case 2:
                 b[1] ^= 0x30;
