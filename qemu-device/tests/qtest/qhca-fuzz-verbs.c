@@ -2209,7 +2209,8 @@ void fze_frame(Fz *f)
 }
 
 /*
- * A storm: many frames at once to one QP, of one kind -- its expected
+ * A storm: many frames at once to one QP (up to three times what the
+ * port's receive queue holds), of one kind -- its expected
  * PSNs in a row (more than it has receive WQEs or read credits for),
  * one PSN over and over, PSNs at random, ACKs and NAKs at random -- then
  * the device given a moment, the clock a step.
@@ -2219,7 +2220,10 @@ void fze_storm(Fz *f)
     FzEth *e = f->eth;
     struct qhca_qp_attr a;
     uint32_t qpn = fze_target(f), psn;
-    unsigned kind = fz_below(f, 5), count = 16 + fz_below(f, 240), k;
+    unsigned kind = fz_below(f, 5), k;
+    /* Now and then more than the port's receive queue holds (512). */
+    unsigned count = fz_chance(f, 85) ? 16 + fz_below(f, 240) :
+                     512 + fz_below(f, 1024);
     QtRoceAddr ad = qt_roce_addr(fze_v6(f, qpn));
     uint8_t tr;
 
@@ -2264,7 +2268,7 @@ void fze_storm(Fz *f)
             fze_drain(f);
         }
     }
-    fz_pair(f, "eth-storm", kind, count >= 128);
+    fz_pair(f, "eth-storm", kind, count >= 512 ? 2 : count >= 128);
     qt_wire_flush(f->t, 20000);
     g_usleep(2000);
     fze_drain(f);
