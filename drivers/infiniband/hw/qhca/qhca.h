@@ -581,8 +581,7 @@ void qhca_roce_query_port(struct qhca_dev *dev,
 			  const struct qhca_port_attr *a,
 			  struct ib_port_attr *props);
 void qhca_roce_port_immutable(struct ib_port_immutable *immutable);
-int qhca_add_gid(const struct ib_gid_attr *attr, void **context);
-int qhca_del_gid(const struct ib_gid_attr *attr, void **context);
+void qhca_roce_set_ops(struct qhca_dev *dev);
 int qhca_roce_check_grh(const struct rdma_ah_attr *ah);
 int qhca_roce_qp_av(struct qhca_qp *qp, const struct rdma_ah_attr *ah,
 		    struct qhca_cmd_set_qp_av *cmd);

@@ -76,7 +76,7 @@ void qhca_roce_port_immutable(struct ib_port_immutable *immutable)
  * The device sends untagged frames only, so the address of a VLAN on
  * the netdev is refused rather than used without its tag.
  */
-int qhca_add_gid(const struct ib_gid_attr *attr, void **context)
+static int qhca_add_gid(const struct ib_gid_attr *attr, void **context)
 {
 	struct qhca_dev *dev = to_qdev(attr->device);
 	u16 vlan_id;
@@ -97,12 +97,29 @@ int qhca_add_gid(const struct ib_gid_attr *attr, void **context)
 				  &attr->gid);
 }
 
-int qhca_del_gid(const struct ib_gid_attr *attr, void **context)
+static int qhca_del_gid(const struct ib_gid_attr *attr, void **context)
 {
 	if (attr->index >= QHCA_ROCE_GID_TBL_LEN)
 		return -EINVAL;
 	return qhca_admin_set_gid(to_qdev(attr->device), attr->index,
 				  QHCA_GID_NONE, NULL);
+}
+
+/*
+ * What only a RoCE device has: ib_core's GID table mirrored into the
+ * device, and AHs of user space (uverbs offers CREATE_AH only with
+ * create_user_ah), which come for the MAC ib_core resolves.  An IB port
+ * keeps its AHs in libqhca and has none of these.
+ */
+static const struct ib_device_ops qhca_roce_ops = {
+	.add_gid = qhca_add_gid,
+	.create_user_ah = qhca_create_ah,
+	.del_gid = qhca_del_gid,
+};
+
+void qhca_roce_set_ops(struct qhca_dev *dev)
+{
+	ib_set_device_ops(&dev->ibdev, &qhca_roce_ops);
 }
 
 /*

@@ -321,7 +321,6 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.uverbs_abi_ver = QHCA_UVERBS_ABI_VERSION,
 	.device_group = &qhca_hw_objects_group,
 
-	.add_gid = qhca_add_gid,
 	.alloc_hw_port_stats = qhca_alloc_hw_port_stats,
 	.alloc_pd = qhca_alloc_pd,
 	.alloc_xrcd = qhca_alloc_xrcd,
@@ -334,7 +333,6 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.dealloc_pd = qhca_dealloc_pd,
 	.dealloc_xrcd = qhca_dealloc_xrcd,
 	.dealloc_ucontext = qhca_dealloc_ucontext,
-	.del_gid = qhca_del_gid,
 	.dereg_mr = qhca_dereg_mr,
 	.destroy_ah = qhca_destroy_ah,
 	.detach_mcast = qhca_detach_mcast,
@@ -395,6 +393,7 @@ int qhca_ib_register(struct qhca_dev *dev)
 	 * added to.
 	 */
 	if (qhca_is_eth(dev)) {
+		qhca_roce_set_ops(dev);
 		if (!dev->netdev) {
 			dev_err(&dev->pdev->dev,
 				"Ethernet port without its net_device: not registering\n");
