@@ -1640,23 +1640,10 @@ static void fze_mutate(Fz *f, uint8_t *fr, size_t *len)
         }
         break;
     }
-    if (type == 0x0800 && n >= ip + 20 && (fr[ip] & 0xf0) == 0x40 &&
-        k != 10 && fz_chance(f, 90)) {
+    if (type == 0x0800 && (fr[ip] & 0xf0) == 0x40 && k != 10 &&
+        fz_chance(f, 90)) {
         /* The header checksum right again, so that the rest is reached. */
-        unsigned ihl = (fr[ip] & 0xf) * 4;
-        uint32_t sum = 0;
-        size_t i;
-
-        if (ihl >= 20 && n >= ip + ihl) {
-            stw_be_p(fr + ip + 10, 0);
-            for (i = 0; i < ihl; i += 2) {
-                sum += lduw_be_p(fr + ip + i);
-            }
-            while (sum >> 16) {
-                sum = (sum & 0xffff) + (sum >> 16);
-            }
-            stw_be_p(fr + ip + 10, ~sum);
-        }
+        qt_ip4_csum(fr, n);
     }
     if (reseal && n >= 4) {
         qt_roce_seal(fr, n);

@@ -1554,22 +1554,6 @@ static void he_expect_refused(He *e, const char *what, const uint8_t *frame,
     g_assert(!qt_cq_ready(t, &e->cq));
 }
 
-/* IPv4's header checksum of the frame's (untagged) IP header again. */
-static void he_ip4_csum(uint8_t *fr)
-{
-    unsigned ihl = (fr[14] & 0xf) * 4, i;
-    uint32_t sum = 0;
-
-    stw_be_p(fr + 24, 0);
-    for (i = 0; i < ihl; i += 2) {
-        sum += lduw_be_p(fr + 14 + i);
-    }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    stw_be_p(fr + 24, ~sum);
-}
-
 enum {
     HE_BAD_ICRC, HE_TRUNC_ETH, HE_TRUNC_IP, HE_TRUNC_UDP, HE_TRUNC_BTH,
     HE_TRUNC_ICRC, HE_IP_LEN_LONG, HE_IP_LEN_SHORT, HE_UDP_LEN_LONG,
@@ -1639,12 +1623,12 @@ static void test_eth_frames(void)
             break;
         case HE_IP_LEN_LONG:
             stw_be_p(fr + ip + 2, lduw_be_p(fr + ip + 2) + 100);
-            he_ip4_csum(fr);
+            qt_ip4_csum(fr, len);
             qt_roce_seal(fr, len);
             break;
         case HE_IP_LEN_SHORT:
             stw_be_p(fr + ip + 2, 24);
-            he_ip4_csum(fr);
+            qt_ip4_csum(fr, len);
             break;
         case HE_UDP_LEN_LONG:
             stw_be_p(fr + udp + 4, lduw_be_p(fr + udp + 4) + 8);
@@ -1664,12 +1648,12 @@ static void test_eth_frames(void)
             fr[ip] = 0x46;
             len += 4;
             stw_be_p(fr + ip + 2, len - ip);
-            he_ip4_csum(fr);
+            qt_ip4_csum(fr, len);
             qt_roce_seal(fr, len);
             break;
         case HE_IP_FRAGMENT:
             stw_be_p(fr + ip + 6, 0x2000);      /* MF */
-            he_ip4_csum(fr);
+            qt_ip4_csum(fr, len);
             qt_roce_seal(fr, len);
             break;
         case HE_IP_CSUM:
@@ -1719,12 +1703,12 @@ static void test_eth_frames(void)
             break;
         case HE_SRC_IP:
             fr[ip + 15] ^= 1;
-            he_ip4_csum(fr);
+            qt_ip4_csum(fr, len);
             qt_roce_seal(fr, len);
             break;
         default:
             fr[ip + 19] ^= 1;
-            he_ip4_csum(fr);
+            qt_ip4_csum(fr, len);
             qt_roce_seal(fr, len);
             break;
         }

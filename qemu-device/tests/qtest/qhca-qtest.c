@@ -1411,18 +1411,34 @@ void qt_roce_seal(uint8_t *frame, size_t len)
     memcpy(frame + len - QT_ICRC_LEN, &icrc, QT_ICRC_LEN);
 }
 
-static uint16_t qt_ip_csum(const uint8_t *p, size_t n)
+/*
+ * Set the header checksum of @frame's IPv4 header (after a VLAN tag, if
+ * any; IHL as the header says), for a test that changed the header on
+ * purpose and wants the rest of it checked.  False if @len does not hold
+ * the header.
+ */
+bool qt_ip4_csum(uint8_t *frame, size_t len)
 {
+    uint16_t type = 0;
+    size_t ip = qt_eth_ip(frame, len, &type), ihl, i;
     uint32_t sum = 0;
-    size_t i;
 
-    for (i = 0; i + 1 < n; i += 2) {
-        sum += p[i] << 8 | p[i + 1];
+    if (!ip || len < ip + 20) {
+        return false;
+    }
+    ihl = (frame[ip] & 0xf) * 4;
+    if (ihl < 20 || len < ip + ihl) {
+        return false;
+    }
+    stw_be_p(frame + ip + 10, 0);
+    for (i = 0; i < ihl; i += 2) {
+        sum += lduw_be_p(frame + ip + i);
     }
     while (sum >> 16) {
         sum = (sum & 0xffff) + (sum >> 16);
     }
-    return ~sum;
+    stw_be_p(frame + ip + 10, ~sum);
+    return true;
 }
 
 /*
@@ -1467,7 +1483,6 @@ size_t qt_roce_frame(const QtRoceAddr *a, const void *ib, size_t ib_len,
         frame[ip + 9] = 17;
         memcpy(frame + ip + 12, a->sgid + 12, 4);
         memcpy(frame + ip + 16, a->dgid + 12, 4);
-        stw_be_p(frame + ip + 10, qt_ip_csum(frame + ip, 20));
         udp = ip + 20;
     }
     stw_be_p(frame + udp, a->sport);
@@ -1476,6 +1491,9 @@ size_t qt_roce_frame(const QtRoceAddr *a, const void *ib, size_t ib_len,
     stw_be_p(frame + udp + 6, 0);
     memcpy(frame + udp + 8, ib, ib_len);
     total = udp + ulen;
+    if (!v6) {
+        qt_ip4_csum(frame, total);
+    }
     qt_roce_seal(frame, total);
     return total;
 }

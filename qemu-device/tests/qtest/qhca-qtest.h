@@ -399,6 +399,7 @@ size_t qt_roce_frame(const QtRoceAddr *a, const void *ib, size_t ib_len,
                      uint8_t *frame);
 uint32_t qt_icrc(const uint8_t *frame, size_t len);
 void qt_roce_seal(uint8_t *frame, size_t len);
+bool qt_ip4_csum(uint8_t *frame, size_t len);
 bool qt_roce_parse(const uint8_t *frame, size_t len, QtRoce *r);
 
 #endif /* QHCA_QTEST_H */
