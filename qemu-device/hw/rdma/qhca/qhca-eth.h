@@ -38,6 +38,8 @@ void qhca_net_unrealize(QhcaState *s);
 void qhca_net_reset(QhcaState *s);
 /* Put a frame on the netdev; from any thread, the frame is copied. */
 void qhca_net_tx(QhcaState *s, const uint8_t *frame, size_t len);
+/* Would qhca_net_tx() drop a frame now, its queue being full? */
+bool qhca_net_tx_full(QhcaState *s);
 /* Engine thread, device lock held: handle the frames received so far. */
 void qhca_net_rx_run(QhcaState *s);
 typedef enum QhcaNetRoce {

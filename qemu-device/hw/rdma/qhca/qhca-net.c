@@ -87,6 +87,13 @@ static uint8_t *qhca_frames_slot(QhcaFrameRing *r, uint32_t slot)
     return r->buf + (size_t)slot * QHCA_ETH_FRAME_MAX;
 }
 
+/* Without remembering anything: is it full? */
+static bool qhca_frames_is_full(QhcaFrameRing *r)
+{
+    QEMU_LOCK_GUARD(&r->lock);
+    return r->count == QHCA_NET_RING_SLOTS;
+}
+
 /* Copy a frame in; false (and the ring remembers it) if it is full. */
 static bool qhca_frames_push(QhcaFrameRing *r, const uint8_t *frame,
                            size_t len)
@@ -185,6 +192,15 @@ void qhca_net_tx(QhcaState *s, const uint8_t *frame, size_t len)
     qemu_bh_schedule(n->tx_bh);
 }
 
+/*
+ * Would qhca_net_tx() drop a frame for a full queue now?  The wire asks
+ * before it builds a frame, to spend no ICRC on one that goes nowhere.
+ */
+bool qhca_net_tx_full(QhcaState *s)
+{
+    return s->net && qhca_frames_is_full(&s->net->tx);
+}
+
 static void qhca_net_tx_bh(void *opaque);
 
 /* The peer took the frame it held: send the rest. */
@@ -235,6 +251,18 @@ static bool qhca_net_can_receive(NetClientState *nc)
 }
 
 /*
+ * What the receive callback returns for a frame it took, dropped or not.
+ * To QEMU's net layer 0 means "not taken, hold it and stop delivering",
+ * so an empty frame (a stream or socket backend carries a length of 0
+ * from any peer) must not return its size: the port would receive
+ * nothing more.
+ */
+static ssize_t qhca_net_taken(size_t size)
+{
+    return size ? size : 1;
+}
+
+/*
  * Main loop, BQL: a frame from the netdev.  A multicast backend (socket
  * mcast=) echoes what the port sent: the frames from our own MAC go.
  */
@@ -246,12 +274,12 @@ static ssize_t qhca_net_receive(NetClientState *nc, const uint8_t *buf,
 
     if (!qhca_is_ready(s)) {
         trace_qhca_net_rx_drop(size, "device not ready");
-        return size;
+        return qhca_net_taken(size);
     }
     if (!qhca_link_is_up(s)) {
         trace_qhca_net_rx_drop(size, "link down");
         qhca_count(s, QHCA_CNT_WIRE_DROPS, 1);
-        return size;
+        return qhca_net_taken(size);
     }
     if (size < QHCA_ETH_FRAME_MIN || size > QHCA_ETH_FRAME_MAX) {
         trace_qhca_net_rx_drop(size, "not an Ethernet frame of our MTU");
@@ -259,7 +287,7 @@ static ssize_t qhca_net_receive(NetClientState *nc, const uint8_t *buf,
         if (size > QHCA_ETH_FRAME_MAX) {
             qhca_count(s, QHCA_CNT_ETH_RX_NO_BUF, 1);
         }
-        return size;
+        return qhca_net_taken(size);
     }
     /*
      * The MAC filter here, not in the engine: on a multicast bus every
@@ -278,7 +306,7 @@ static ssize_t qhca_net_receive(NetClientState *nc, const uint8_t *buf,
         qhca_engine_wake(s);
     }
     qhca_count(s, QHCA_CNT_ETH_RX_FRAMES, 1);
-    return size;
+    return qhca_net_taken(size);
 }
 
 /* Main loop: the engine made room, let QEMU deliver what it held back. */

@@ -269,6 +269,18 @@ static void qhca_wire_send_eth(QhcaState *s, QhcaPacket *pkt)
         qhca_wire_lose(s, pkt, "source and destination IP versions differ");
         return;
     }
+    local = qhca_gid_find(s, pkt->dgid) >= 0;
+    /*
+     * A group our own QPs joined gets it too, as on the IB port, where the
+     * switch forwards it back: our own frame never comes back (qhca-net.c
+     * drops the echoes of a multicast backend).
+     */
+    group = !local && qhca_mcast_has_gid(s, pkt->dgid);
+    /* A responder answering a flood builds frames faster than they go. */
+    if (!local && !group && qhca_net_tx_full(s)) {
+        qhca_wire_lose(s, pkt, "transmit queue full");
+        return;
+    }
     memcpy(pkt->smac, s->conf.macaddr.a, sizeof(pkt->smac));
     pkt->net_type = v4 ? QHCA_NET_IPV4 : QHCA_NET_IPV6;
     pkt->udp_sport = qhca_roce_udp_sport(pkt->flow_label, pkt->src_qpn,
@@ -279,13 +291,6 @@ static void qhca_wire_send_eth(QhcaState *s, QhcaPacket *pkt)
         return;
     }
     assert(len <= sizeof(frame));
-    local = qhca_gid_find(s, pkt->dgid) >= 0;
-    /*
-     * A group our own QPs joined gets it too, as on the IB port, where the
-     * switch forwards it back: our own frame never comes back (qhca-net.c
-     * drops the echoes of a multicast backend).
-     */
-    group = !local && qhca_mcast_has_gid(s, pkt->dgid);
     qhca_wire_free(s, pkt);
     if (!local) {
         qhca_net_tx(s, frame, len);
