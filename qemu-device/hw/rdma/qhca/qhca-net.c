@@ -23,9 +23,10 @@
  *    for the rest (qemu_flush_queued_packets(), from a bottom half) once
  *    it has made room.  qhca_net_rx_run() takes the queue each round.
  *
- * A queue's lock guards its indexes only: each side copies in or uses a
- * slot the other side does not touch until the index moves.  Locks nest
- * BQL, device lock, queue lock.
+ * A queue's lock guards its indexes; the producer copies a frame in under
+ * it, the consumer uses its oldest frame outside it, as no producer
+ * touches that slot until the head moves.  Locks nest BQL, device lock,
+ * queue lock.
  *
  * Every received frame is untrusted: its length is checked here, its
  * headers by qhca_roce_decode() or by the NIC, and a frame that fails is
@@ -41,8 +42,8 @@
 #include "trace.h"
 
 /*
- * Frames each queue holds: more than the unacknowledged packets of a few
- * QPs (QHCA_REQ_MAX_UNACKED each), so that a burst of one is not dropped.
+ * Frames each queue holds: the unacknowledged packets of two QPs
+ * (QHCA_REQ_MAX_UNACKED each), so that one QP's burst is not dropped.
  */
 #define QHCA_NET_RING_SLOTS     512
 /* Frames one engine round takes before the QPs get their turn. */
