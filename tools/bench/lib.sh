@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
 #
 # Helpers shared by the bench scripts (perf-matrix, wire-matrix), sourced
 # on the host and in the guest: reading perftest's output, combining runs,
