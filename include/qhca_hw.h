@@ -445,7 +445,7 @@ QHCA_ASSERT_SIZE(qhca_cmd_inject_fault, 16);
  */
 enum qhca_gid_type {
 	QHCA_GID_NONE		= 0,
-	QHCA_GID_ROCE_V2	= 2,	/* as enum ib_gid_type + 1: RoCE v2 */
+	QHCA_GID_ROCE_V2	= 2,	/* RoCE v2, as IB_GID_TYPE_ROCE_UDP_ENCAP */
 };
 
 struct qhca_cmd_set_gid {
