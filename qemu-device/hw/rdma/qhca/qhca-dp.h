@@ -33,6 +33,14 @@
 /* Requester flow control: WQEs and unacknowledged packets in flight. */
 #define QHCA_REQ_WINDOW         64
 #define QHCA_REQ_MAX_UNACKED    256
+/*
+ * On an Ethernet port the peer's netdev is a host socket that loses what
+ * overflows its buffer (a UDP socket's ~208 KiB is ~90 frames of a 1024
+ * MTU, as the kernel counts them), and there is no congestion control:
+ * rxe's cap of unacknowledged packets (RXE_MAX_UNACKED_PSNS, 128) halved,
+ * so that a burst fits a socket buffer.
+ */
+#define QHCA_ETH_MAX_UNACKED    64
 #define QHCA_REQ_ACK_EVERY      64      /* AckReq at least this often */
 
 /* Work one engine step may do for one QP before others get a turn. */
@@ -336,6 +344,9 @@ typedef struct QhcaQp {
 
     bool on_run_list;
     QTAILQ_ENTRY(QhcaQp) run;
+    /* Waits for room in the Ethernet port's transmit queue. */
+    bool on_tx_wait;
+    QTAILQ_ENTRY(QhcaQp) tx_wait;
 } QhcaQp;
 
 typedef struct QhcaEngine {
@@ -355,6 +366,8 @@ typedef struct QhcaEngine {
     uint32_t fifo_count;
 
     QTAILQ_HEAD(, QhcaQp) run;  /* QPs with work to do */
+    QTAILQ_HEAD(, QhcaQp) tx_wait;      /* QPs stopped by a full tx queue */
+    bool tx_room;               /* atomic: the tx queue drained since */
     QSIMPLEQ_HEAD(, QhcaPacket) wire;   /* packets in flight */
     QSIMPLEQ_HEAD(, QhcaPacket) free_pkts;
 

@@ -13,7 +13,11 @@
  * free and admin commands never see packets in flight.  On an Ethernet
  * port each round first takes the frames received (qhca_net_rx_run()).
  * The wire's frames to the netdev leave through qhca-net.c's queue, which
- * the main loop empties; this thread never waits for it.
+ * the main loop empties; this thread never waits for it.  A QP that finds
+ * that queue full stops its step before building the packet and waits on
+ * the tx_wait list, off the run list; when the main loop has drained the
+ * queue enough it sets tx_room and wakes the thread, whose next round puts
+ * the waiting QPs back on the run list (qhca_engine_tx_wait(), _tx_room()).
  *
  * The thread touches guest memory only through qhca-dma.c, and it never
  * takes the BQL: MSI-X messages it raises go through a bottom half.
@@ -85,11 +89,54 @@ void qhca_engine_schedule(QhcaState *s, QhcaQp *qp)
     }
 }
 
+/* Under the device lock: off the engine's lists (a step, RESET, destroy). */
 void qhca_engine_unschedule(QhcaState *s, QhcaQp *qp)
 {
     if (qp->on_run_list) {
         qp->on_run_list = false;
         QTAILQ_REMOVE(&s->engine.run, qp, run);
+    }
+    if (qp->on_tx_wait) {
+        qp->on_tx_wait = false;
+        QTAILQ_REMOVE(&s->engine.tx_wait, qp, tx_wait);
+    }
+}
+
+/*
+ * Under the device lock: @qp stopped for a full transmit queue; it runs
+ * again once the queue drains (qhca_engine_tx_room()), not before.
+ */
+void qhca_engine_tx_wait(QhcaState *s, QhcaQp *qp)
+{
+    if (!qp->on_tx_wait) {
+        trace_qhca_engine_tx_wait(qp->qpn);
+        qp->on_tx_wait = true;
+        QTAILQ_INSERT_TAIL(&s->engine.tx_wait, qp, tx_wait);
+    }
+}
+
+/* Any thread, no lock: the transmit queue has room again. */
+void qhca_engine_tx_room(QhcaState *s)
+{
+    qatomic_set(&s->engine.tx_room, true);
+    qhca_engine_wake(s);
+}
+
+/* Under the device lock: the QPs that waited for room get their turn. */
+static void qhca_engine_take_tx_room(QhcaState *s)
+{
+    QhcaEngine *e = &s->engine;
+
+    if (!qatomic_xchg(&e->tx_room, false)) {
+        return;
+    }
+    while (!QTAILQ_EMPTY(&e->tx_wait)) {
+        QhcaQp *qp = QTAILQ_FIRST(&e->tx_wait);
+
+        qp->on_tx_wait = false;
+        QTAILQ_REMOVE(&e->tx_wait, qp, tx_wait);
+        trace_qhca_engine_tx_resume(qp->qpn);
+        qhca_engine_schedule(s, qp);
     }
 }
 
@@ -208,6 +255,7 @@ static bool qhca_engine_round_locked(QhcaState *s)
         return false;
     }
     qhca_engine_take_fifo(s);
+    qhca_engine_take_tx_room(s);
     /* Ethernet: the frames received since, before the QPs' turn. */
     qhca_net_rx_run(s);
     qhca_wire_drain(s);
@@ -395,6 +443,8 @@ void qhca_engine_init(QhcaState *s)
     e->fifo_count = 0;
     qemu_spin_init(&e->fifo_lock);
     QTAILQ_INIT(&e->run);
+    QTAILQ_INIT(&e->tx_wait);
+    e->tx_room = false;
     qhca_wire_init(s);
     e->irq_bh = qemu_bh_new_guarded(qhca_engine_irq_bh, s,
                                     &DEVICE(s)->mem_reentrancy_guard);
@@ -442,6 +492,9 @@ void qhca_engine_reset(QhcaState *s)
 
     while (!QTAILQ_EMPTY(&e->run)) {
         qhca_engine_unschedule(s, QTAILQ_FIRST(&e->run));
+    }
+    while (!QTAILQ_EMPTY(&e->tx_wait)) {
+        qhca_engine_unschedule(s, QTAILQ_FIRST(&e->tx_wait));
     }
     qatomic_set(&e->irq_pending, 0);
 }

@@ -14,9 +14,12 @@
  *  - tx: qhca_net_tx() copies a frame in, from whoever holds the device
  *    lock; a bottom half sends the queue on the main loop.  When the peer
  *    cannot take more, qemu_send_packet_async() keeps the frame and calls
- *    back later; the bottom half sends nothing until then.  A full queue
- *    drops the frame (WIRE_DROPS), as a congested link does: the transport
- *    retries, nothing waits.
+ *    back later; the bottom half sends nothing until then.  The transport
+ *    asks qhca_net_tx_full() before it builds a frame and, if so, stops the
+ *    QP (qhca_wire_tx_blocked()); the question marks the queue, and once
+ *    the bottom half has drained it to QHCA_NET_TX_RESUME frames it tells
+ *    the engine (qhca_engine_tx_room()).  What still finds it full (a
+ *    frame no QP paces) is dropped (WIRE_DROPS).
  *  - rx: the netdev's receive callback copies a frame in and wakes the
  *    engine; when the queue is full it refuses the frame (returns 0), so
  *    that QEMU holds it and stops reading the backend, and the engine asks
@@ -42,10 +45,16 @@
 #include "trace.h"
 
 /*
- * Frames each queue holds: the unacknowledged packets of two QPs
- * (QHCA_REQ_MAX_UNACKED each), so that one QP's burst is not dropped.
+ * Frames each queue holds: the unacknowledged packets of several QPs
+ * (QHCA_ETH_MAX_UNACKED each), so that a burst of a few QPs is taken
+ * whole.
  */
 #define QHCA_NET_RING_SLOTS     512
+/*
+ * The QPs stopped by a full transmit queue go on when it is down to this:
+ * half, so that they fill it again in large steps, not one frame a wake.
+ */
+#define QHCA_NET_TX_RESUME      (QHCA_NET_RING_SLOTS / 2)
 /* Frames one engine round takes before the QPs get their turn. */
 #define QHCA_NET_RX_BATCH       64
 
@@ -86,13 +95,6 @@ static void qhca_frames_fini(QhcaFrameRing *r)
 static uint8_t *qhca_frames_slot(QhcaFrameRing *r, uint32_t slot)
 {
     return r->buf + (size_t)slot * QHCA_ETH_FRAME_MAX;
-}
-
-/* Without remembering anything: is it full? */
-static bool qhca_frames_is_full(QhcaFrameRing *r)
-{
-    QEMU_LOCK_GUARD(&r->lock);
-    return r->count == QHCA_NET_RING_SLOTS;
 }
 
 /* Copy a frame in; false (and the ring remembers it) if it is full. */
@@ -150,6 +152,23 @@ static bool qhca_frames_full(QhcaFrameRing *r)
     return false;
 }
 
+/*
+ * Free the oldest frame; true if a push was refused or the queue found
+ * full since, and it is now down to @low frames (that is then forgotten).
+ */
+static bool qhca_frames_pop_to(QhcaFrameRing *r, uint32_t low)
+{
+    QEMU_LOCK_GUARD(&r->lock);
+    assert(r->count);
+    r->head = (r->head + 1) % QHCA_NET_RING_SLOTS;
+    r->count--;
+    if (r->refused && r->count <= low) {
+        r->refused = false;
+        return true;
+    }
+    return false;
+}
+
 /* Empty it; true if a push was refused since the last pop. */
 static bool qhca_frames_clear(QhcaFrameRing *r)
 {
@@ -194,12 +213,13 @@ void qhca_net_tx(QhcaState *s, const uint8_t *frame, size_t len)
 }
 
 /*
- * Would qhca_net_tx() drop a frame for a full queue now?  The wire asks
- * before it builds a frame, to spend no ICRC on one that goes nowhere.
+ * Would qhca_net_tx() drop a frame for a full queue now?  The transport
+ * asks before it builds a frame; a yes is remembered, and the bottom half
+ * calls qhca_engine_tx_room() once the queue has drained.
  */
 bool qhca_net_tx_full(QhcaState *s)
 {
-    return s->net && qhca_frames_is_full(&s->net->tx);
+    return s->net && qhca_frames_full(&s->net->tx);
 }
 
 static void qhca_net_tx_bh(void *opaque);
@@ -235,7 +255,10 @@ static void qhca_net_tx_bh(void *opaque)
                 n->tx_waiting = true;
             }
         }
-        qhca_frames_pop(&n->tx);
+        if (qhca_frames_pop_to(&n->tx, QHCA_NET_TX_RESUME)) {
+            trace_qhca_net_tx_room(QHCA_NET_TX_RESUME);
+            qhca_engine_tx_room(s);
+        }
     }
 }
 
@@ -515,7 +538,10 @@ void qhca_net_reset(QhcaState *s)
     if (!n) {
         return;
     }
-    qhca_frames_clear(&n->tx);
+    if (qhca_frames_clear(&n->tx)) {
+        /* No QP that waited is left stopped for good. */
+        qhca_engine_tx_room(s);
+    }
     if (qhca_frames_clear(&n->rx)) {
         qemu_bh_schedule(n->rx_flush_bh);
     }

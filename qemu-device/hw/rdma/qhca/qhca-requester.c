@@ -262,8 +262,18 @@ static bool qhca_req_send_frame(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
 }
 
 /*
+ * Unacknowledged packets a QP may have in flight.  The IB loopback port
+ * loses nothing to bursts; an Ethernet peer's socket does.
+ */
+static int32_t qhca_req_max_unacked(QhcaState *s)
+{
+    return qhca_port_is_eth(s) ? QHCA_ETH_MAX_UNACKED : QHCA_REQ_MAX_UNACKED;
+}
+
+/*
  * Send the next packet of @w.  False if it cannot go now: the window of
- * unacknowledged packets is full, or the WQE failed.
+ * unacknowledged packets or the transmit queue is full (the QP waits for
+ * an ACK, or for the queue: qhca_wire_tx_blocked()), or the WQE failed.
  */
 static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
 {
@@ -273,6 +283,9 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
     uint32_t span = 1;
     QhcaPacket *pkt;
 
+    if (qhca_wire_tx_blocked(s, qp)) {
+        return false;
+    }
     if (qp->type == QHCA_QPT_RAW_ETH) {
         return qhca_req_send_frame(s, qp, w);
     }
@@ -309,7 +322,7 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
         bool last = k + 1 == w->npkts;
         uint8_t status;
 
-        if (qhca_psn_diff(psn, req->una) >= QHCA_REQ_MAX_UNACKED) {
+        if (qhca_psn_diff(psn, req->una) >= qhca_req_max_unacked(s)) {
             return false;
         }
         pkt = qhca_wire_packet(s, qp,
@@ -337,7 +350,13 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
                              (w->info->flags & (QHCA_WR_F_SEND |
                                                 QHCA_WR_F_IMM));
         }
-        pkt->ack_req = last || ++req->since_ack_req >= QHCA_REQ_ACK_EVERY;
+        /*
+         * The packet that fills the window asks for its ACK, so that the
+         * responder answers at once and the window moves.
+         */
+        pkt->ack_req = last || ++req->since_ack_req >= QHCA_REQ_ACK_EVERY ||
+                       qhca_psn_diff(qhca_psn_add(psn, 1), req->una) >=
+                       qhca_req_max_unacked(s);
         qhca_xport_fill_packet(s, qp, w, pkt);
     }
     if (pkt->ack_req) {

@@ -44,10 +44,11 @@ static void qhca_resp_aeth(QhcaState *s, QhcaQp *qp, uint8_t syndrome,
     resp->aeth_pending = true;
     resp->aeth_syndrome = syndrome;
     resp->aeth_psn = psn & QHCA_PSN_MASK;
-    if (resp->res_send == resp->res_tail) {
-        qhca_resp_send_aeth(s, qp);
-    } else {
+    if (resp->res_send != resp->res_tail) {
         qhca_engine_schedule(s, qp);
+    } else if (!qhca_wire_tx_blocked(s, qp)) {
+        /* Else it waits with the QP, and a later ACK may replace it. */
+        qhca_resp_send_aeth(s, qp);
     }
 }
 
@@ -623,7 +624,11 @@ static bool qhca_resp_answer(QhcaState *s, QhcaQp *qp, QhcaRdRes *r)
 
 /*
  * One step of the responder's answers: READ responses and atomic results
- * in order, then the pending ACK or NAK.  True if answers are left.
+ * in order, then the pending ACK or NAK.  True if answers are left.  On a
+ * full transmit queue it stops before building the next one and the QP
+ * waits for room (false): a READ of 2 GiB is sent as fast as the netdev
+ * takes it, and nothing of it is dropped here.  The ACKs and NAKs wait
+ * the same way (in aeth_pending, where a newer ACK replaces an older).
  */
 bool qhca_resp_step(QhcaState *s, QhcaQp *qp)
 {
@@ -633,6 +638,9 @@ bool qhca_resp_step(QhcaState *s, QhcaQp *qp)
     while (resp->res_send != resp->res_tail && budget--) {
         QhcaRdRes *r = &resp->res[resp->res_send % QHCA_MAX_RD_ATOMIC];
 
+        if (qhca_wire_tx_blocked(s, qp)) {
+            return false;
+        }
         if (!qhca_resp_answer(s, qp, r)) {
             uint32_t psn = qhca_psn_add(r->psn, r->next);
 
@@ -648,7 +656,8 @@ bool qhca_resp_step(QhcaState *s, QhcaQp *qp)
             resp->res_send++;
         }
     }
-    if (resp->res_send == resp->res_tail && resp->aeth_pending) {
+    if (resp->res_send == resp->res_tail && resp->aeth_pending &&
+        !qhca_wire_tx_blocked(s, qp)) {
         qhca_resp_send_aeth(s, qp);
     }
     return resp->res_send != resp->res_tail;

@@ -329,6 +329,23 @@ void qhca_wire_send(QhcaState *s, QhcaPacket *pkt)
 }
 
 /*
+ * Ethernet: would @qp's next packet find the transmit queue full?  If so
+ * the QP waits for it to drain (qhca_engine_tx_wait()) and its step stops
+ * before building the packet, as an HCA stops its send engine rather than
+ * drop its own frames.  Asked for every packet: each one is queued as it
+ * is built, so the answer is exact.  A QP whose peer is this port's own
+ * GID waits too, only while another QP fills the queue.
+ */
+bool qhca_wire_tx_blocked(QhcaState *s, QhcaQp *qp)
+{
+    if (!qhca_port_is_eth(s) || !qhca_net_tx_full(s)) {
+        return false;
+    }
+    qhca_engine_tx_wait(s, qp);
+    return true;
+}
+
+/*
  * A received packet no QP takes.  On Ethernet it came in a frame, which
  * ROCE_RX_DROPS counts; the IB loopback port only traces it, as before.
  */

@@ -438,6 +438,8 @@ void qhca_engine_doorbell_qp(QhcaState *s, QhcaQp *qp, uint32_t why);
 void qhca_engine_kick_cq(QhcaState *s, QhcaCq *cq);
 void qhca_engine_schedule(QhcaState *s, QhcaQp *qp);
 void qhca_engine_unschedule(QhcaState *s, QhcaQp *qp);
+void qhca_engine_tx_wait(QhcaState *s, QhcaQp *qp);
+void qhca_engine_tx_room(QhcaState *s);
 void qhca_timer_arm(QhcaState *s, QhcaQp *qp, uint8_t kind, int64_t ns);
 
 /* qhca-wire.c */
@@ -447,6 +449,7 @@ QhcaPacket *qhca_wire_packet(QhcaState *s, QhcaQp *qp, uint8_t opcode,
                              uint32_t dest_qpn, uint32_t psn);
 void qhca_wire_send(QhcaState *s, QhcaPacket *pkt);
 void qhca_wire_drain(QhcaState *s);
+bool qhca_wire_tx_blocked(QhcaState *s, QhcaQp *qp);
 uint8_t qhca_wire_req_opcode(const struct qhca_wr_info *info, bool first,
                              bool last);
 uint8_t qhca_wire_read_resp_opcode(uint32_t k, uint32_t npkts);
