@@ -1028,6 +1028,159 @@ static void test_hostile_ipv6(void)
     roce_stop(r);
 }
 
+/* ------------------------------------------------------------------ */
+/* Pacing on the wire                                                   */
+
+/*
+ * The unacknowledged packets an RC requester of an Ethernet port has in
+ * flight: the device's QHCA_ETH_MAX_UNACKED (qhca-dp.h), which this test
+ * pins.
+ */
+#define ROCE_WINDOW         64
+/* How long a port that has stopped must stay quiet to count as stopped. */
+#define ROCE_QUIET_US       (500 * 1000)
+
+#define OP_WRITE_FIRST      0x06
+#define OP_WRITE_MIDDLE     0x07
+#define OP_WRITE_LAST       0x08
+#define OP_READ_RESP_FIRST  0x0d
+#define OP_READ_RESP_MIDDLE 0x0e
+#define OP_READ_RESP_LAST   0x0f
+
+/* The peer acknowledges A's packets up to @psn, @msn messages done. */
+static void roce_ack_a(Roce *r, uint32_t psn, uint32_t msn)
+{
+    uint8_t aeth[4];
+    size_t len;
+
+    stl_be_p(aeth, 0x1f000000 | msn);   /* ACK, no credits */
+    len = roce_build(r, r->frame, OP_ACK, r->a.qpn, psn & 0xffffff, aeth,
+                     sizeof(aeth), NULL, 0);
+    qt_wire_send(r->t, r->frame, len);
+}
+
+/*
+ * Packets @first..@first + @n - 1 of A's WRITE of @npkts packets come out,
+ * in order, the last of them with AckReq, and then nothing until an ACK.
+ */
+static void roce_expect_burst(Roce *r, uint32_t first, uint32_t n,
+                              uint32_t npkts)
+{
+    uint32_t i;
+    QtRoce p;
+
+    for (i = first; i < first + n; i++) {
+        size_t len = roce_expect_frame(r, &p);
+
+        roce_check_headers(r, r->frame, len, &p, r->a.qpn, r->b.qpn);
+        g_assert_cmphex(p.psn, ==, (ROCE_PSN_A + i) & 0xffffff);
+        g_assert_cmphex(p.opcode, ==, i == 0 ? OP_WRITE_FIRST :
+                        i + 1 == npkts ? OP_WRITE_LAST : OP_WRITE_MIDDLE);
+    }
+    g_assert(p.ackreq);
+    g_assert_cmpint(qt_wire_recv(r->t, r->frame, sizeof(r->frame),
+                                 ROCE_QUIET_US), ==, -1);
+}
+
+/*
+ * The requester's window: an RDMA WRITE of two windows and one packet,
+ * the peer holding its ACKs back.  Exactly a window of packets comes out,
+ * the one that fills it asking for an ACK, then nothing; an ACK of the
+ * window lets exactly the next window out, and so on; the last ACK
+ * completes the WRITE.  Nothing is dropped at the transmit queue.
+ */
+static void test_window(void)
+{
+    const uint32_t npkts = 2 * ROCE_WINDOW + 1;
+    const uint32_t n = (npkts - 1) * 1024 + 100;    /* MTU 1024 */
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(0x61),
+        .opcode = QHCA_WR_RDMA_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+    struct qhca_sge ss;
+    uint64_t src;
+    Roce *r;
+
+    r = roce_start(false);
+    if (!r) {
+        return;
+    }
+    src = guest_alloc(&r->t->alloc, n);
+    ss = qt_sge(src, n, r->lkey);
+    w.remote_addr = cpu_to_le64(r->buf + ROCE_WRITE_OFF);
+    w.rkey = cpu_to_le32(r->lkey);
+    qt_qp_post_send(r->t, &r->a, &w, &ss, 1);
+    qt_qp_ring_sq(r->t, &r->a);
+
+    roce_expect_burst(r, 0, ROCE_WINDOW, npkts);
+    roce_ack_a(r, ROCE_PSN_A + ROCE_WINDOW - 1, 0);
+    roce_expect_burst(r, ROCE_WINDOW, ROCE_WINDOW, npkts);
+    /* Half a window acknowledged: half a window more. */
+    roce_ack_a(r, ROCE_PSN_A + ROCE_WINDOW + ROCE_WINDOW / 2 - 1, 0);
+    roce_expect_burst(r, 2 * ROCE_WINDOW, 1, npkts);
+    roce_ack_a(r, ROCE_PSN_A + npkts - 1, 1);
+    qt_cq_expect(r->t, &r->cq, r->a.qpn, QHCA_WC_RDMA_WRITE,
+                 QHCA_WC_SUCCESS);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_WIRE_DROPS), ==, 0);
+    roce_finish(r, 0);
+}
+
+/*
+ * The READ responder on a slow wire: a READ of 4 MiB (4096 responses,
+ * eight times the port's transmit queue), read by the peer slowly.  The
+ * responder stops at the full queue and goes on as it drains: every
+ * response comes, in order, and none is dropped (WIRE_DROPS stays 0).
+ */
+#define ROCE_BIG_READ       (4 * 1024 * 1024)
+
+static void test_read_paced(void)
+{
+    const uint32_t npkts = ROCE_BIG_READ / 1024;
+    uint64_t src, sent;
+    uint8_t reth[16];
+    QtRoce p;
+    size_t len;
+    uint32_t i;
+    Roce *r;
+
+    r = roce_start(false);
+    if (!r) {
+        return;
+    }
+    src = guest_alloc(&r->t->alloc, ROCE_BIG_READ);
+    stq_be_p(reth, src);
+    stl_be_p(reth + 8, r->lkey);
+    stl_be_p(reth + 12, ROCE_BIG_READ);
+    len = roce_build(r, r->frame, OP_READ_REQUEST, r->b.qpn, ROCE_PSN_A,
+                     reth, sizeof(reth), NULL, 0);
+    qt_wire_send(r->t, r->frame, len);
+
+    /* The peer reads nothing for a while: the device must stop. */
+    g_usleep(ROCE_QUIET_US);
+    sent = roce_count(r, QHCA_CNT_ETH_TX_FRAMES);
+    g_test_message("%" PRIu64 " of %u responses sent while the peer slept",
+                   sent, npkts);
+    g_assert_cmpuint(sent, <, npkts);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_WIRE_DROPS), ==, 0);
+
+    for (i = 0; i < npkts; i++) {
+        if (i % 512 == 511) {
+            g_usleep(ROCE_QUIET_US / 10);
+        }
+        len = roce_expect_frame(r, &p);
+        g_assert_cmphex(p.psn, ==, (ROCE_PSN_A + i) & 0xffffff);
+        g_assert_cmphex(p.opcode, ==, i == 0 ? OP_READ_RESP_FIRST :
+                        i + 1 == npkts ? OP_READ_RESP_LAST :
+                        OP_READ_RESP_MIDDLE);
+        g_assert_cmpuint(len, >, 1024);
+    }
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_WIRE_DROPS), ==, 0);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ETH_TX_FRAMES), ==, npkts);
+    roce_finish(r, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (!qt_init(&argc, &argv)) {
@@ -1051,5 +1204,7 @@ int main(int argc, char **argv)
                         test_icrc_mask);
     qtest_add_func("/qhca/roce/hostile", test_hostile);
     qtest_add_func("/qhca/roce/hostile-ipv6", test_hostile_ipv6);
+    qtest_add_func("/qhca/roce/window", test_window);
+    qtest_add_func("/qhca/roce/read-paced", test_read_paced);
     return g_test_run();
 }
