@@ -1160,6 +1160,14 @@ void qt_wire_send(QhcaTest *t, const void *frame, size_t len)
     qt_wire_flush(t, 0);
 }
 
+/*
+ * Frames read ahead of the test: what is past this stays in the socket.
+ * qt_wire_recv() takes each frame off the front of t->wire_in, which
+ * moves the rest, so a device that sends as fast as the test reads (a
+ * paced READ response of 128 MiB) must not grow it without bound.
+ */
+#define QT_WIRE_IN_MAX      (64 * 1024)
+
 /* Move what the socket has into t->wire_in; false at its end. */
 static bool qt_wire_read(QhcaTest *t)
 {
@@ -1167,6 +1175,9 @@ static bool qt_wire_read(QhcaTest *t)
     ssize_t n;
 
     for (;;) {
+        if (t->wire_in->len >= QT_WIRE_IN_MAX) {
+            return true;
+        }
         n = read(t->wire, buf, sizeof(buf));
         if (n > 0) {
             g_byte_array_append(t->wire_in, buf, n);
