@@ -224,8 +224,10 @@ fi
 # tool itself does not.
 run_tool() {
 	local tool=$1 port=$2 end=$((SECONDS + wait_s)) out rc done_re
+	local retry_re="Couldn't connect"
 	local -a cmd
 	shift 2
+	local client=$(($# > 0))
 	if [ -z "$gid" ]; then
 		echo "# $rdev has no RoCE v2 GID of its address to run on"
 		return 1
@@ -242,6 +244,27 @@ run_tool() {
 	write_bw)
 		cmd=(ib_write_bw -d "$rdev" -x "$gid" -p "$port" -F -s 65536 -n 200)
 		done_re="^ *65536 +200 " ;;
+	# rdma_cm (QP1 and the CM on each side): the server listens on its
+	# address, the client resolves the server's; the device follows from
+	# the address.  A client that finds no listener yet is rejected.
+	rping)
+		retry_re="REJECTED|UNREACHABLE|ADDR_ERROR"
+		if [ $# = 0 ]; then
+			cmd=(rping -s -a "$my_addr" -p "$port" -C 10 -S 512 -V -v)
+		else
+			cmd=(rping -c -a "$(resolve "$1")" -p "$port" -C 10 -S 512 -V -v)
+			shift
+		fi
+		done_re="ping data: rdma-ping-9" ;;
+	ucmatose)
+		retry_re="REJECTED|UNREACHABLE|ADDR_ERROR"
+		if [ $# = 0 ]; then
+			cmd=(ucmatose -b "$my_addr" -p "$port" -C 10)
+		else
+			cmd=(ucmatose -s "$(resolve "$1")" -p "$port" -C 10)
+			shift
+		fi
+		done_re="return status 0" ;;
 	*)
 		echo "# run_tool: unknown tool $tool"
 		return 1 ;;
@@ -249,8 +272,8 @@ run_tool() {
 	while :; do
 		out=$(timeout "$wait_s" "${cmd[@]}" "$@" 2>&1)
 		rc=$?
-		if [ $rc = 0 ] || [ $# = 0 ] || [ $SECONDS -ge $end ] ||
-		   [[ $out != *"Couldn't connect"* ]]; then
+		if [ $rc = 0 ] || [ "$client" = 0 ] || [ $SECONDS -ge $end ] ||
+		   ! grep -qE "$retry_re" <<< "$out"; then
 			break
 		fi
 		sleep 0.5
@@ -261,11 +284,11 @@ run_tool() {
 
 # What every pair runs, in this order, each tool with the lower guest of
 # the pair serving first.
-tools=(rc uc ud srq write_bw)
+tools=(rc uc ud srq write_bw rping ucmatose)
 declare -A tool_name=(
 	[rc]="ibv_rc_pingpong -c" [uc]="ibv_uc_pingpong -c"
 	[ud]="ibv_ud_pingpong -c" [srq]="ibv_srq_pingpong -c"
-	[write_bw]="ib_write_bw -x"
+	[write_bw]="ib_write_bw -x" [rping]="rping -V" [ucmatose]="ucmatose"
 )
 
 # What cannot pass yet: "TOOL CLIENT_DEV>SERVER_DEV" patterns, each with
