@@ -136,6 +136,8 @@ static void qhca_default_guids(QhcaState *s)
     }
 }
 
+static void qhca_pci_exit(PCIDevice *pci_dev);
+
 static void qhca_realize(PCIDevice *pci_dev, Error **errp)
 {
     QhcaState *s = QHCA(pci_dev);
@@ -161,13 +163,8 @@ static void qhca_realize(PCIDevice *pci_dev, Error **errp)
     qhca_aq_init(s);
     qhca_engine_init(s);
     if (!qhca_net_realize(s, errp)) {
-        qhca_engine_fini(s);
-        qhca_aq_fini(s);
-        qhca_objects_fini(s);
-        qemu_mutex_destroy(&s->lock);
-        msix_unuse_all_vectors(pci_dev);
-        msix_uninit(pci_dev, &s->bar0, &s->bar0);
-        pcie_cap_exit(pci_dev);
+        /* Everything is up but the NIC, which qhca_net_unrealize() skips. */
+        qhca_pci_exit(pci_dev);
         return;
     }
     qhca_default_guids(s);
