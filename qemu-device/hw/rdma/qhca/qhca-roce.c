@@ -341,13 +341,7 @@ size_t qhca_roce_encode(const QhcaPacket *pkt, uint8_t *frame)
         memcpy(ip + 16, pkt->dgid + 12, 4);
         stw_be_p(ip + 10, (uint16_t)~qhca_roce_ip4_sum(ip));
     } else {
-        stl_be_p(ip, 6u << 28 | (uint32_t)pkt->tclass << 20 |
-                     (pkt->flow_label & ROCE_FLOW_LABEL_MASK));
-        stw_be_p(ip + 4, udplen);
-        ip[6] = IP_PROTO_UDP;
-        ip[7] = pkt->hop_limit;
-        memcpy(ip + 8, pkt->sgid, 16);
-        memcpy(ip + 24, pkt->dgid, 16);
+        qhca_pkt_ipv6_header(pkt, ip, udplen, IP_PROTO_UDP);
     }
 
     stw_be_p(udp, pkt->udp_sport);

@@ -13,6 +13,7 @@
 #ifndef HW_RDMA_QHCA_TRANSPORT_H
 #define HW_RDMA_QHCA_TRANSPORT_H
 
+#include "qemu/bswap.h"
 #include "qemu/queue.h"
 
 /* BTH opcodes of the RC transport (IBTA vol. 1, table 38). */
@@ -176,5 +177,22 @@ typedef struct QhcaPacket {
     uint32_t paylen;
     uint8_t payload[];
 } QhcaPacket;
+
+/*
+ * The 40-byte IPv6 header of @pkt, with @paylen bytes after it and next
+ * header @next_hdr: the IB GRH has the same layout (next header 0x1b, the
+ * BTH), and RoCEv2 over IPv6 uses it as it is (17, UDP).
+ */
+static inline void qhca_pkt_ipv6_header(const QhcaPacket *pkt, uint8_t *h,
+                                        uint16_t paylen, uint8_t next_hdr)
+{
+    stl_be_p(h, 6u << 28 | (uint32_t)pkt->tclass << 20 |
+                (pkt->flow_label & QHCA_AV_FLOW_LABEL_MAX));
+    stw_be_p(h + 4, paylen);
+    h[6] = next_hdr;
+    h[7] = pkt->hop_limit;
+    memcpy(h + 8, pkt->sgid, 16);
+    memcpy(h + 24, pkt->dgid, 16);
+}
 
 #endif /* HW_RDMA_QHCA_TRANSPORT_H */

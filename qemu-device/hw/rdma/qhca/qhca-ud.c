@@ -30,7 +30,6 @@
 #include "trace.h"
 
 /* IB GRH: IP version 6, next header 0x1B (IBA vol. 1, 8.3). */
-#define QHCA_GRH_IPVER          6
 #define QHCA_GRH_NXTHDR         0x1b
 /* Bytes after the GRH besides the payload: BTH, DETH, ICRC. */
 #define QHCA_BTH_BYTES          12
@@ -147,13 +146,7 @@ static void qhca_ud_build_grh(const QhcaPacket *pkt, uint8_t grh[])
                       (imm ? QHCA_IMMDT_BYTES : 0) +
                       ROUND_UP(pkt->paylen, 4) + QHCA_ICRC_BYTES;
 
-    stl_be_p(grh, QHCA_GRH_IPVER << 28 | (uint32_t)pkt->tclass << 20 |
-             (pkt->flow_label & QHCA_AV_FLOW_LABEL_MAX));
-    stw_be_p(grh + 4, paylen);
-    grh[6] = QHCA_GRH_NXTHDR;
-    grh[7] = pkt->hop_limit;
-    memcpy(grh + 8, pkt->sgid, 16);
-    memcpy(grh + 24, pkt->dgid, 16);
+    qhca_pkt_ipv6_header(pkt, grh, paylen, QHCA_GRH_NXTHDR);
 }
 
 static void qhca_ud_receive_one(QhcaState *s, QhcaQp *qp,
