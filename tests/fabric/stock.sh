@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Part "stock" of the fabric suite (sourced by suite.sh): every pair of
+# guests runs the stock tools between them, each tool once with either
+# guest serving, over the RoCEv2 GID of their IPv4 address (found in the
+# GID table, never guessed), data checked where the tool can (-c).
+
+
+# run_tool TOOL PORT [SERVER]: one stock tool's run as the server (no
+# SERVER) or as SERVER's client, on $rdev and $gid, output as diagnostics;
+# a client retries while the server is not listening yet.  Fails unless
+# the tool exits 0 and prints what a complete run prints; a pingpong's
+# "invalid data" (-c: the received buffer is checked) fails it too, as the
+# tool itself does not.
+run_tool() {
+	local tool=$1 port=$2 end=$((SECONDS + wait_s)) out rc done_re
+	local retry_re="Couldn't connect"
+	local -a cmd
+	shift 2
+	local client=$(($# > 0))
+	if [ -z "$gid" ]; then
+		echo "# $rdev has no RoCE v2 GID of its address to run on"
+		return 1
+	fi
+	case $tool in
+	rc|uc|srq)
+		cmd=(ibv_"$tool"_pingpong -d "$rdev" -g "$gid" -p "$port" -c -s 4096 -n 100)
+		done_re="100 iters in" ;;
+	ud)
+		# One message must fit one packet of the port's MTU (1024 on a
+		# 1500-byte Ethernet MTU).
+		cmd=(ibv_ud_pingpong -d "$rdev" -g "$gid" -p "$port" -c -s 512 -n 100)
+		done_re="100 iters in" ;;
+	write_bw)
+		cmd=(ib_write_bw -d "$rdev" -x "$gid" -p "$port" -F -s 65536 -n 200)
+		done_re="^ *65536 +200 " ;;
+	# rdma_cm (QP1 and the CM on each side): the server listens on its
+	# address, the client resolves the server's; the device follows from
+	# the address.  A client that finds no listener yet is rejected.
+	rping)
+		retry_re="REJECTED|UNREACHABLE|ADDR_ERROR"
+		if [ $# = 0 ]; then
+			cmd=(rping -s -a "$my_addr" -p "$port" -C 10 -S 512 -V -v)
+		else
+			cmd=(rping -c -a "$(resolve "$1")" -p "$port" -C 10 -S 512 -V -v)
+			shift
+		fi
+		done_re="ping data: rdma-ping-9" ;;
+	ucmatose)
+		retry_re="REJECTED|UNREACHABLE|ADDR_ERROR"
+		if [ $# = 0 ]; then
+			cmd=(ucmatose -b "$my_addr" -p "$port" -C 10)
+		else
+			cmd=(ucmatose -s "$(resolve "$1")" -p "$port" -C 10)
+			shift
+		fi
+		done_re="return status 0" ;;
+	*)
+		echo "# run_tool: unknown tool $tool"
+		return 1 ;;
+	esac
+	while :; do
+		out=$(timeout "$wait_s" "${cmd[@]}" "$@" 2>&1)
+		rc=$?
+		if [ $rc = 0 ] || [ "$client" = 0 ] || [ $SECONDS -ge $end ] ||
+		   ! grep -qE "$retry_re" <<< "$out"; then
+			break
+		fi
+		sleep 0.5
+	done
+	show <<< "$out"
+	[ $rc = 0 ] && [[ $out != *"invalid data"* ]] && grep -qE "$done_re" <<< "$out"
+}
+
+# What every pair runs, in this order, each tool with the lower guest of
+# the pair serving first.
+tools=(rc uc ud srq write_bw rping ucmatose)
+declare -A tool_name=(
+	[rc]="ibv_rc_pingpong -c" [uc]="ibv_uc_pingpong -c"
+	[ud]="ibv_ud_pingpong -c" [srq]="ibv_srq_pingpong -c"
+	[write_bw]="ib_write_bw -x" [rping]="rping -V" [ucmatose]="ucmatose"
+)
+
+# What cannot pass yet (lib.sh's pending_why).
+pending=(
+	["write_bw qhca0>rxe0"]="qhca0's RDMA WRITEs to rxe0 stall: neither side completes 200 x 64 KiB within the wait"
+	["rc qhca0>rxe0"]="ibv_rc_pingpong between qhca0 and rxe0 ends in RETRY_EXC_ERR on qhca0 in some runs (2 of 8): rxe0 stops answering for longer than qhca0's 7 retries of 67 ms"
+	["rc rxe0>qhca0"]="ibv_rc_pingpong between qhca0 and rxe0 ends in RETRY_EXC_ERR on qhca0 in some runs (2 of 8): rxe0 stops answering for longer than qhca0's 7 retries of 67 ms"
+	["srq qhca0>rxe0"]="ibv_srq_pingpong from qhca0 to rxe0 stalls in some runs: neither side completes"
+)
+
+# stock_pair: every tool between this guest and $other, both ways.
+stock_pair() {
+	local t serve k=0 port what why
+	for t in "${tools[@]}"; do
+		# The lower guest serves first, then the other.
+		for serve in 1 0; do
+			k=$((k + 1))
+			port=$(pair_port "$k")
+			if ! pair_barrier "$k"; then
+				not_ok "${tool_name[$t]} $rdev/$other ($odev): $other did not come within ${arrive_s}s"
+				continue
+			fi
+			if [ "$serve" = "$lower" ]; then
+				what="${tool_name[$t]} $rdev <- $other ($odev): served"
+				why=$(pending_why "$t" "$odev" "$rdev")
+			else
+				what="${tool_name[$t]} $rdev -> $other ($odev): client"
+				why=$(pending_why "$t" "$rdev" "$odev")
+			fi
+			if [ -n "$why" ]; then
+				skip "$what" "$why"
+			elif [ "$serve" = "$lower" ]; then
+				run_tool "$t" "$port"
+				result "$what"
+			else
+				run_tool "$t" "$port" "$other"
+				result "$what"
+			fi
+		done
+	done
+}
+for_each_pair 0 stock_pair
