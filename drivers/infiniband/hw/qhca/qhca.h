@@ -494,6 +494,8 @@ int qhca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
 void qhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
 
 /* qhca_mr.c: memory regions. */
+int qhca_mr_reg_phys(struct qhca_dev *dev, u32 pdn, int access, u32 *index,
+		     u32 *key);
 struct ib_mr *qhca_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt_addr, int access,
@@ -514,6 +516,14 @@ int qhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int qhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int qhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 void qhca_cq_handle_event(struct qhca_dev *dev, u32 cqn, u8 type);
+/* The ring and doorbells of kernel CQs, the NIC's too (qhca_netdev.c). */
+ssize_t qhca_cq_buf_alloc(struct qhca_dev *dev, struct qhca_dma_buf *buf,
+			  u32 depth);
+int qhca_cq_hw_create(struct qhca_dev *dev, const struct qhca_dma_buf *buf,
+		      u32 depth, u32 eqn, u32 uar, u32 *cqn, bool *device_done);
+struct qhca_cqe *qhca_cqe_next(struct qhca_cqe *ring, u32 depth, u32 cons);
+void qhca_cq_consumed(__le32 *dbrec, u32 cons);
+void qhca_cq_arm_db(void __iomem *db, u32 off, u32 cqn, u32 cons);
 
 /* qhca_qp.c: queue pairs. */
 /* qhca_ah.c */
@@ -558,6 +568,12 @@ int qhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int qhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 void qhca_wq_retire(struct qhca_wq *wq, u16 wqe_idx);
+/* The rings and doorbells of kernel QPs, the NIC's too (qhca_netdev.c). */
+void *qhca_wq_wqe(struct qhca_wq *wq, u32 idx);
+u32 qhca_wq_done(const struct qhca_wq *wq, u32 tail, u16 wqe_idx);
+void qhca_wq_ring_db(const struct qhca_wq *wq, void __iomem *db, u32 off,
+		     u32 qpn);
+void qhca_wqe_sge(struct qhca_sge *sge, u64 addr, u32 length, u32 lkey);
 
 /* qhca_stats.c: the port's hw counters. */
 struct rdma_hw_stats *qhca_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -566,13 +582,17 @@ int qhca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port_num, int index);
 
 /*
- * qhca_netdev.c (1.5): the Ethernet NIC of an Ethernet port.  Up after the
- * event queues and before the ib_device is registered; down after it is
- * unregistered.  The EQ handlers give it the port's link events and the
- * completion events of its own CQs (true: the CQ was the NIC's).
+ * qhca_netdev.c (1.5): the Ethernet NIC of an Ethernet port.  Its
+ * net_device is the function's, across resets (struct qhca_pci): up on a
+ * device after the event queues and before the ib_device is registered;
+ * down after it is unregistered; removed when the driver unbinds.  The
+ * EQ handlers give it the port's link events and the completion events of
+ * its own CQs (true: the CQ was the NIC's).
  */
+struct qhca_pci;
 int qhca_eth_up(struct qhca_dev *dev);
 void qhca_eth_down(struct qhca_dev *dev);
+void qhca_eth_remove(struct qhca_pci *qpci);
 void qhca_eth_port_event(struct qhca_dev *dev, bool active);
 bool qhca_eth_cq_event(struct qhca_dev *dev, u32 cqn, u8 type);
 

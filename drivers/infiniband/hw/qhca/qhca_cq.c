@@ -18,25 +18,114 @@
 /* The device reads the whole 32-bit record only when the ring looks full. */
 #define QHCA_CQ_DBREC_SIZE	sizeof(__le32)
 
-/*
- * The phase the device writes on the pass over the ring that free-running
- * index @idx is in: 1 on the first, 0 on the second, and so on.
+/**
+ * qhca_cqe_next - the entry the device wrote at a consumer index, if any
+ * @ring: the ring of @depth entries, a power of two
+ * @depth: its entries
+ * @cons: the free-running consumer index
+ *
+ * The device writes phase 1 on its first pass over the ring, 0 on the
+ * second, and so on: an entry whose phase is that of @cons's pass is new.
+ * Kernel CQs and the NIC's (qhca_netdev.c) poll with it.
  */
-static u8 qhca_cq_phase(const struct qhca_cq *cq, u32 idx)
+struct qhca_cqe *qhca_cqe_next(struct qhca_cqe *ring, u32 depth, u32 cons)
 {
-	return !(idx & cq->depth);
-}
+	struct qhca_cqe *cqe = &ring[cons & (depth - 1)];
 
-static struct qhca_cqe *qhca_cq_next(struct qhca_cq *cq)
-{
-	struct qhca_cqe *cqe = &cq->ring[cq->cons & (cq->depth - 1)];
-
-	if ((READ_ONCE(cqe->owner) & QHCA_CQE_OWNER_PHASE) !=
-	    qhca_cq_phase(cq, cq->cons))
+	if ((READ_ONCE(cqe->owner) & QHCA_CQE_OWNER_PHASE) != !(cons & depth))
 		return NULL;
 	/* Read the entry only after seeing its owner byte. */
 	dma_rmb();
 	return cqe;
+}
+
+static struct qhca_cqe *qhca_cq_next(struct qhca_cq *cq)
+{
+	return qhca_cqe_next(cq->ring, cq->depth, cq->cons);
+}
+
+/**
+ * qhca_cq_consumed - the entries before @cons are read
+ * @dbrec: the CQ's consumer record
+ * @cons: the free-running consumer index
+ *
+ * The entries are read before the record lets the device write over them.
+ */
+void qhca_cq_consumed(__le32 *dbrec, u32 cons)
+{
+	dma_mb();
+	WRITE_ONCE(*dbrec, cpu_to_le32(cons));
+}
+
+/**
+ * qhca_cq_arm_db - ask for an event for the entry at @cons or any later
+ * @db: the doorbell page of the CQ's UAR
+ * @off: QHCA_DB_CQ_ARM or QHCA_DB_CQ_ARM_SOL
+ * @cqn: the CQ
+ * @cons: the free-running consumer index
+ *
+ * The device fires at once if that entry is written already.
+ */
+void qhca_cq_arm_db(void __iomem *db, u32 off, u32 cqn, u32 cons)
+{
+	writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, cqn) |
+	       FIELD_PREP(QHCA_DB_QUEUE_IDX, (u16)cons), db + off);
+}
+
+/**
+ * qhca_cq_buf_alloc - the memory of a CQ of @depth entries
+ * @dev: the device
+ * @buf: filled in: the ring, then the consumer record
+ * @depth: entries, a power of two
+ *
+ * Returns the size of the ring: the consumer record is that far in.
+ */
+ssize_t qhca_cq_buf_alloc(struct qhca_dev *dev, struct qhca_dma_buf *buf,
+			  u32 depth)
+{
+	size_t ring_size = depth * sizeof(struct qhca_cqe);
+	int err;
+
+	err = qhca_dma_buf_alloc(dev, buf, ring_size + QHCA_CQ_DBREC_SIZE);
+	return err ? err : ring_size;
+}
+
+/**
+ * qhca_cq_hw_create - CREATE_CQ over memory from qhca_cq_buf_alloc()
+ * @dev: the device
+ * @buf: the CQ's memory
+ * @depth: its entries
+ * @eqn: the completion EQ its events go to
+ * @uar: the UAR whose doorbell page arms it
+ * @cqn: filled in: the CQ's number
+ * @device_done: false if the CQ could not be destroyed after the device
+ *	gave it a number no doorbell can carry: @buf must then stay
+ *
+ * Doorbells and CREATE_QP carry a CQ number in 16 bits: a larger one, or
+ * 0, is the device's error and the CQ is destroyed again.
+ */
+int qhca_cq_hw_create(struct qhca_dev *dev, const struct qhca_dma_buf *buf,
+		      u32 depth, u32 eqn, u32 uar, u32 *cqn, bool *device_done)
+{
+	size_t ring_size = depth * sizeof(struct qhca_cqe);
+	struct qhca_cmd_create_cq cmd = {};
+	int err;
+
+	*device_done = true;
+	cmd.ring_addr = cpu_to_le64(buf->dma);
+	cmd.dbrec_addr = cpu_to_le64(buf->dma + ring_size);
+	cmd.eqn = cpu_to_le32(eqn);
+	cmd.uar = cpu_to_le32(uar);
+	cmd.depth_log2 = ilog2(depth);
+	err = qhca_admin_create_cq(dev, &cmd, cqn);
+	if (err)
+		return err;
+	if (*cqn && *cqn <= FIELD_MAX(QHCA_DB_QUEUE_NUM))
+		return 0;
+	dev_err(&dev->pdev->dev, "device returned CQ number %u\n", *cqn);
+	*device_done = qhca_destroyed(dev, qhca_admin_destroy_cq(dev, *cqn),
+				      "DESTROY_CQ", *cqn);
+	return -EIO;
 }
 
 /*
@@ -84,10 +173,10 @@ int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct qhca_dev *dev = to_qdev(ibcq->device);
 	u32 max_cqe = le32_to_cpu(dev->attr.max_cqe);
 	struct qhca_cq *cq = to_qcq(ibcq);
-	struct qhca_cmd_create_cq cmd = {};
 	struct qhca_ucontext *uctx;
 	bool device_done = true;
-	size_t ring_size;
+	ssize_t ring_size;
+	u32 uar;
 	int err;
 
 	/* Every CQE has its timestamp: a CQ may ask for them if they exist. */
@@ -120,10 +209,9 @@ int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	spin_lock_init(&cq->lock);
 	cq->kernel = !udata;
 	cq->eq = &dev->ceqs[attr->comp_vector];
-	ring_size = cq->depth * sizeof(struct qhca_cqe);
-	err = qhca_dma_buf_alloc(dev, &cq->buf, ring_size + QHCA_CQ_DBREC_SIZE);
-	if (err)
-		return err;
+	ring_size = qhca_cq_buf_alloc(dev, &cq->buf, cq->depth);
+	if (ring_size < 0)
+		return ring_size;
 	cq->ring = cq->buf.va;
 	cq->dbrec = cq->buf.va + ring_size;
 
@@ -134,27 +222,17 @@ int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			return err;
 		}
 		cq->db = dev->kuar.db;
-		cmd.uar = cpu_to_le32(dev->kuar.index);
+		uar = dev->kuar.index;
 	} else {
 		uctx = rdma_udata_to_drv_context(udata, struct qhca_ucontext,
 						 ibucontext);
-		cmd.uar = cpu_to_le32(uctx->uar_index);
+		uar = uctx->uar_index;
 	}
 
-	cmd.ring_addr = cpu_to_le64(cq->buf.dma);
-	cmd.dbrec_addr = cpu_to_le64(cq->buf.dma + ring_size);
-	cmd.eqn = cpu_to_le32(cq->eq->eqn);
-	cmd.depth_log2 = ilog2(cq->depth);
-	err = qhca_admin_create_cq(dev, &cmd, &cq->cqn);
+	err = qhca_cq_hw_create(dev, &cq->buf, cq->depth, cq->eq->eqn, uar,
+				&cq->cqn, &device_done);
 	if (err)
 		goto err_release;
-	/* Doorbells and CREATE_QP carry the CQ number in 16 bits. */
-	if (!cq->cqn || cq->cqn > FIELD_MAX(QHCA_DB_QUEUE_NUM)) {
-		ibdev_err(&dev->ibdev, "device returned CQ number %u\n",
-			  cq->cqn);
-		err = -EIO;
-		goto err_destroy;
-	}
 
 	err = xa_insert_irq(&dev->cqs, cq->cqn, cq, GFP_KERNEL);
 	if (err)
@@ -407,14 +485,8 @@ int qhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 			polled++;
 		cq->cons++;
 	}
-	if (seen) {
-		/*
-		 * The entries are read before the record lets the device
-		 * write over them.
-		 */
-		dma_mb();
-		WRITE_ONCE(*cq->dbrec, cpu_to_le32(cq->cons));
-	}
+	if (seen)
+		qhca_cq_consumed(cq->dbrec, cq->cons);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return polled;
 }
@@ -434,9 +506,7 @@ int qhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	      QHCA_DB_CQ_ARM_SOL : QHCA_DB_CQ_ARM;
 
 	spin_lock_irqsave(&cq->lock, irqflags);
-	/* The device fires at once for an entry at or after this index. */
-	writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, cq->cqn) |
-	       FIELD_PREP(QHCA_DB_QUEUE_IDX, (u16)cq->cons), cq->db + off);
+	qhca_cq_arm_db(cq->db, off, cq->cqn, cq->cons);
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && qhca_cq_next(cq))
 		ret = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);

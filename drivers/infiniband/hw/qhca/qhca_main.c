@@ -283,7 +283,11 @@ static int qhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return err;
 	qhca_recovery_init(qpci, pdev);
 	pci_set_drvdata(pdev, qpci);
-	return qhca_dev_up(pdev, qpci);
+	err = qhca_dev_up(pdev, qpci);
+	/* The NIC may have come up before what failed. */
+	if (err)
+		qhca_eth_remove(qpci);
+	return err;
 }
 
 static void qhca_remove(struct pci_dev *pdev)
@@ -293,6 +297,8 @@ static void qhca_remove(struct pci_dev *pdev)
 	/* A recovery still to come would bring the device back. */
 	qhca_recovery_stop(qpci);
 	qhca_dev_down(qpci);
+	/* The net_device outlives the devices of the function's resets. */
+	qhca_eth_remove(qpci);
 }
 
 /* Stop all DMA before a kexec'd kernel reuses the memory. */

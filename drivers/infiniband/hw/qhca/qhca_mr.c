@@ -120,41 +120,71 @@ err_free:
 	return err;
 }
 
-/* REG_MR with a fresh key; fills in the MR's index and keys. */
-static int qhca_mr_register(struct qhca_dev *dev, struct qhca_mr *mr,
-			    struct qhca_cmd_reg_mr *cmd)
+/* REG_MR with a fresh key; returns the index and the key, lkey and rkey. */
+static int qhca_mr_reg_cmd(struct qhca_dev *dev, struct qhca_cmd_reg_mr *cmd,
+			   u32 *index, u32 *key)
 {
-	u32 index;
-	u8 key;
 	int err;
 
 	/*
 	 * A key byte that changes with every registration: a stale key of
 	 * a reused index no longer matches.
 	 */
-	key = (u8)atomic_inc_return(&dev->mr_key);
-	cmd->key = key;
-	err = qhca_admin_reg_mr(dev, cmd, &index);
+	cmd->key = (u8)atomic_inc_return(&dev->mr_key);
+	err = qhca_admin_reg_mr(dev, cmd, index);
 	if (err)
 		return err;
-	if (index > FIELD_MAX(QHCA_MKEY_INDEX)) {
-		ibdev_err(&dev->ibdev, "device returned MR index %u\n", index);
-		qhca_admin_dereg_mr(dev, index);
+	if (*index > FIELD_MAX(QHCA_MKEY_INDEX)) {
+		dev_err(&dev->pdev->dev, "device returned MR index %u\n",
+			*index);
+		qhca_admin_dereg_mr(dev, *index);
 		return -EIO;
 	}
-
-	mr->index = index;
-	mr->ibmr.lkey = FIELD_PREP(QHCA_MKEY_INDEX, index) |
-			FIELD_PREP(QHCA_MKEY_KEY, key);
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	*key = FIELD_PREP(QHCA_MKEY_INDEX, *index) |
+	       FIELD_PREP(QHCA_MKEY_KEY, cmd->key);
 	return 0;
+}
+
+/* REG_MR into @mr: its index and keys. */
+static int qhca_mr_register(struct qhca_dev *dev, struct qhca_mr *mr,
+			    struct qhca_cmd_reg_mr *cmd)
+{
+	int err;
+
+	err = qhca_mr_reg_cmd(dev, cmd, &mr->index, &mr->ibmr.lkey);
+	if (!err)
+		mr->ibmr.rkey = mr->ibmr.lkey;
+	return err;
+}
+
+/**
+ * qhca_mr_reg_phys - an MR over all of memory, by bus address
+ * @dev: the device
+ * @pdn: its PD
+ * @access: QHCA_ACCESS_* flags
+ * @index: filled in: the MR's index, for DEREG_MR
+ * @key: filled in: its key, lkey and rkey alike
+ *
+ * iova 0: an SGE's address is the bus address itself.  The DMA MR of
+ * kernel consumers, and the MR of the NIC's buffers (qhca_netdev.c).
+ */
+int qhca_mr_reg_phys(struct qhca_dev *dev, u32 pdn, int access, u32 *index,
+		     u32 *key)
+{
+	struct qhca_cmd_reg_mr cmd = {};
+
+	cmd.length = dev->attr.max_mr_size;
+	cmd.pdn = cpu_to_le32(pdn);
+	cmd.access = access & QHCA_ACCESS_MR_ALL;
+	cmd.page_shift = QHCA_MR_MIN_PAGE_SHIFT;
+	cmd.flags = QHCA_MR_F_PHYS;
+	return qhca_mr_reg_cmd(dev, &cmd, index, key);
 }
 
 /* Kernel consumers' MR over all of memory, by bus address. */
 struct ib_mr *qhca_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct qhca_dev *dev = to_qdev(ibpd->device);
-	struct qhca_cmd_reg_mr cmd = {};
 	struct qhca_mr *mr;
 	int err;
 
@@ -166,17 +196,13 @@ struct ib_mr *qhca_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
-	/* iova 0: addresses are the bus addresses themselves. */
-	cmd.length = dev->attr.max_mr_size;
-	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
-	cmd.access = access & QHCA_ACCESS_MR_ALL;
-	cmd.page_shift = QHCA_MR_MIN_PAGE_SHIFT;
-	cmd.flags = QHCA_MR_F_PHYS;
-	err = qhca_mr_register(dev, mr, &cmd);
+	err = qhca_mr_reg_phys(dev, to_qpd(ibpd)->pdn, access, &mr->index,
+			       &mr->ibmr.lkey);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
 	}
+	mr->ibmr.rkey = mr->ibmr.lkey;
 	return &mr->ibmr;
 }
 

@@ -10,12 +10,19 @@
  * whole frame without FCS, a receive WQE takes one.  One NAPI context
  * polls its send CQ and its receive CQ.
  *
- * Lifetime.  qhca_eth_up() registers the net_device with a PD and a PHYS
- * MR, whose lkey makes bus addresses valid SGEs.  ndo_open creates the
- * queues (the kernel UAR, two CQs, the QP and its receive buffers) and
- * ndo_stop destroys them: an interface that is down holds nothing in the
- * device and receives nothing, and an MTU change is a stop and an open
- * with buffers of the new size.  qhca_eth_down() unregisters it.
+ * Lifetime.  The net_device lives as long as the driver is bound to the
+ * function (struct qhca_pci), across resets and recoveries, which bring
+ * up a new qhca_dev: as bnxt_en or ice, the interface keeps its name,
+ * addresses, routes and MTU, and only its queues are made anew.
+ * qhca_eth_up() attaches it to a device that came up (registering it the
+ * first time), with a PD and a PHYS MR of that device, whose lkey makes
+ * bus addresses valid SGEs; qhca_eth_down() detaches it (carrier off, no
+ * queues) and qhca_eth_remove() unregisters it.  @dev changes under RTNL
+ * only.  While it is attached and up, it has its queues (the kernel UAR,
+ * two CQs, the QP and its receive buffers): ndo_open creates them and
+ * ndo_stop destroys them, so an interface that is down holds nothing in
+ * the device and receives nothing, and an MTU change is a stop and an
+ * open with buffers of the new size.
  *
  * Events.  The EQ handlers (qhca_eq.c) call qhca_eth_cq_event() for every
  * completion event and qhca_eth_port_event() for every port event, in
@@ -34,6 +41,7 @@
 #include <net/netdev_queues.h>
 
 #include "qhca.h"
+#include "qhca_pci.h"
 
 /*
  * WQEs in each queue; the device's limits may lower them.  More receive
@@ -50,7 +58,7 @@
 				 sizeof(struct qhca_sge))
 /* Each frame takes one send WQE; wake the queue once a quarter is free. */
 #define QHCA_ETH_TX_STOP	1
-#define QHCA_ETH_TX_WAKE(eth)	((eth)->sq.depth / 4)
+#define QHCA_ETH_TX_WAKE(eth)	((eth)->sq.q.depth / 4)
 
 /* The NIC's own counts: ndo_get_stats64 and ethtool -S. */
 enum qhca_eth_stat {
@@ -117,16 +125,19 @@ struct qhca_eth_slot {
 	u32 len;			/* bytes mapped */
 };
 
+/*
+ * A ring as a kernel QP's (qhca_wr.c), whose lock goes unused: NAPI alone
+ * retires, the xmit path (under the queue's lock) alone posts sends, and
+ * the RQ is NAPI's, or the opener's before NAPI is on.
+ */
 struct qhca_eth_wq {
-	struct qhca_dma_buf buf;
+	struct qhca_wq q;
 	struct qhca_eth_slot *slots;	/* one per WQE */
-	u32 depth;			/* WQEs, a power of two */
-	u32 stride_log2;
-	u32 head;			/* free-running: WQEs posted */
-	u32 tail;			/* free-running: WQEs completed */
 };
 
 struct qhca_eth {
+	struct pci_dev *pdev;
+	/* The device it is attached to; NULL while it is away (RTNL). */
 	struct qhca_dev *dev;
 	struct net_device *ndev;
 	struct napi_struct napi;
@@ -160,7 +171,7 @@ struct qhca_eth {
 
 static struct device *qhca_eth_dmadev(struct qhca_eth *eth)
 {
-	return &eth->dev->pdev->dev;
+	return &eth->pdev->dev;
 }
 
 static void qhca_eth_stat_add(struct qhca_eth_stats *s,
@@ -196,59 +207,22 @@ static void qhca_eth_read_stats(struct qhca_eth *eth, u64 *vals)
 /* Rings and doorbells                                                  */
 /* ------------------------------------------------------------------ */
 
-static void *qhca_eth_wqe(struct qhca_eth_wq *wq, u32 idx)
-{
-	return wq->buf.va + ((size_t)(idx & (wq->depth - 1)) << wq->stride_log2);
-}
-
 static u32 qhca_eth_wq_free(const struct qhca_eth_wq *wq)
 {
-	return wq->depth - (READ_ONCE(wq->head) - READ_ONCE(wq->tail));
-}
-
-/*
- * How many WQEs a CQE for @wqe_idx completes, @tail being the oldest
- * outstanding: it and every older one, or 0 if it is none of those (as
- * qhca_wq_retire() reads the index, slot or free-running alike).
- */
-static u32 qhca_eth_wq_done(const struct qhca_eth_wq *wq, u32 tail,
-			    u16 wqe_idx)
-{
-	u32 done = ((u32)wqe_idx - tail) & (wq->depth - 1);
-
-	return done < READ_ONCE(wq->head) - tail ? done + 1 : 0;
+	return wq->q.depth - (READ_ONCE(wq->q.head) - READ_ONCE(wq->q.tail));
 }
 
 /* The WQEs are in memory; tell the device the new producer index. */
 static void qhca_eth_ring_db(struct qhca_eth *eth, struct qhca_eth_wq *wq,
 			     u32 off)
 {
-	/* The device must not see the doorbell before the WQEs. */
-	wmb();
-	writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, eth->qpn) |
-	       FIELD_PREP(QHCA_DB_QUEUE_IDX, (u16)wq->head), eth->db + off);
+	qhca_wq_ring_db(&wq->q, eth->db, off, eth->qpn);
 }
 
-/* One SGE of @len bytes at bus address @dma, in the PHYS MR. */
-static void qhca_eth_sge(struct qhca_eth *eth, struct qhca_sge *sge,
-			 dma_addr_t dma, u32 len)
-{
-	sge->addr = cpu_to_le64(dma);
-	sge->length = cpu_to_le32(len);
-	sge->lkey = cpu_to_le32(eth->lkey);
-}
-
-/* The next CQE the device wrote, or NULL (the phase rule of qhca_cq.c). */
+/* The next CQE the device wrote, or NULL. */
 static struct qhca_cqe *qhca_eth_cqe_next(struct qhca_eth_cq *cq)
 {
-	struct qhca_cqe *cqe = &cq->ring[cq->cons & (cq->depth - 1)];
-
-	if ((READ_ONCE(cqe->owner) & QHCA_CQE_OWNER_PHASE) !=
-	    !(cq->cons & cq->depth))
-		return NULL;
-	/* Read the entry only after seeing its owner byte. */
-	dma_rmb();
-	return cqe;
+	return qhca_cqe_next(cq->ring, cq->depth, cq->cons);
 }
 
 /*
@@ -258,16 +232,13 @@ static struct qhca_cqe *qhca_eth_cqe_next(struct qhca_eth_cq *cq)
  */
 static void qhca_eth_cq_consumed(struct qhca_eth_cq *cq)
 {
-	dma_mb();
-	WRITE_ONCE(*cq->dbrec, cpu_to_le32(cq->cons));
+	qhca_cq_consumed(cq->dbrec, cq->cons);
 }
 
 /* An event for the next entry from @cq->cons on (at once if written). */
 static void qhca_eth_cq_arm(struct qhca_eth *eth, struct qhca_eth_cq *cq)
 {
-	writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, cq->cqn) |
-	       FIELD_PREP(QHCA_DB_QUEUE_IDX, (u16)cq->cons),
-	       eth->db + QHCA_DB_CQ_ARM);
+	qhca_cq_arm_db(eth->db, QHCA_DB_CQ_ARM, cq->cqn, cq->cons);
 }
 
 /*
@@ -299,7 +270,7 @@ static u32 qhca_eth_rx_refill(struct qhca_eth *eth, bool in_napi)
 	u32 len = eth->rx_buf_len;
 	u32 posted = 0;
 
-	while (rq->head - rq->tail < rq->depth) {
+	while (rq->q.head - rq->q.tail < rq->q.depth) {
 		struct qhca_eth_slot *slot;
 		struct qhca_rq_wqe *wqe;
 		struct sk_buff *skb;
@@ -316,16 +287,16 @@ static u32 qhca_eth_rx_refill(struct qhca_eth *eth, bool in_napi)
 			goto err_alloc;
 		}
 
-		slot = &rq->slots[rq->head & (rq->depth - 1)];
+		slot = &rq->slots[rq->q.head & (rq->q.depth - 1)];
 		slot->skb = skb;
 		slot->dma = dma;
 		slot->len = len;
-		wqe = qhca_eth_wqe(rq, rq->head);
+		wqe = qhca_wq_wqe(&rq->q, rq->q.head);
 		memset(wqe, 0, QHCA_ETH_RQ_WQE_SIZE);
-		wqe->wr_id = cpu_to_le64(rq->head);
+		wqe->wr_id = cpu_to_le64(rq->q.head);
 		wqe->num_sge = 1;
-		qhca_eth_sge(eth, (struct qhca_sge *)(wqe + 1), dma, len);
-		rq->head++;
+		qhca_wqe_sge((struct qhca_sge *)(wqe + 1), dma, len, eth->lkey);
+		rq->q.head++;
 		posted++;
 	}
 	goto out;
@@ -336,7 +307,7 @@ err_alloc:
 out:
 	if (posted)
 		qhca_eth_ring_db(eth, rq, QHCA_DB_RQ);
-	return rq->head - rq->tail;
+	return rq->q.head - rq->q.tail;
 }
 
 /* The frame of the receive CQE @cqe: to the stack, or dropped. */
@@ -348,7 +319,7 @@ static void qhca_eth_rx_one(struct qhca_eth *eth, const struct qhca_cqe *cqe)
 	struct sk_buff *skb;
 	u32 n, len;
 
-	n = qhca_eth_wq_done(rq, rq->tail, le16_to_cpu(cqe->wqe_idx));
+	n = qhca_wq_done(&rq->q, rq->q.tail, le16_to_cpu(cqe->wqe_idx));
 	if (!n || le32_to_cpu(cqe->qpn) != eth->qpn) {
 		netdev_dbg(eth->ndev, "stray receive CQE: QP %u WQE %u\n",
 			   le32_to_cpu(cqe->qpn), le16_to_cpu(cqe->wqe_idx));
@@ -361,8 +332,8 @@ static void qhca_eth_rx_one(struct qhca_eth *eth, const struct qhca_cqe *cqe)
 	 * not complete (n > 1) hold no frame.
 	 */
 	for (; n; n--) {
-		slot = &rq->slots[rq->tail & (rq->depth - 1)];
-		rq->tail++;
+		slot = &rq->slots[rq->q.tail & (rq->q.depth - 1)];
+		rq->q.tail++;
 		skb = slot->skb;
 		slot->skb = NULL;
 		dma_unmap_single(qhca_eth_dmadev(eth), slot->dma, slot->len,
@@ -429,7 +400,7 @@ static void qhca_eth_tx_poll(struct qhca_eth *eth, int budget)
 	struct qhca_eth_stats *stats = &eth->napi_stats;
 	struct qhca_eth_cq *cq = &eth->scq;
 	struct qhca_eth_wq *sq = &eth->sq;
-	u32 pkts = 0, bytes = 0, tail = sq->tail, seen, n;
+	u32 pkts = 0, bytes = 0, tail = sq->q.tail, seen, n;
 	struct qhca_cqe *cqe;
 
 	/* At most one ring's worth, whatever the device writes meanwhile. */
@@ -438,7 +409,7 @@ static void qhca_eth_tx_poll(struct qhca_eth *eth, int budget)
 		if (!cqe)
 			break;
 		cq->cons++;
-		n = qhca_eth_wq_done(sq, tail, le16_to_cpu(cqe->wqe_idx));
+		n = qhca_wq_done(&sq->q, tail, le16_to_cpu(cqe->wqe_idx));
 		if (!n || le32_to_cpu(cqe->qpn) != eth->qpn) {
 			netdev_dbg(eth->ndev, "stray send CQE: QP %u WQE %u\n",
 				   le32_to_cpu(cqe->qpn),
@@ -450,7 +421,7 @@ static void qhca_eth_tx_poll(struct qhca_eth *eth, int budget)
 			struct qhca_eth_slot *slot;
 			struct sk_buff *skb;
 
-			slot = &sq->slots[tail & (sq->depth - 1)];
+			slot = &sq->slots[tail & (sq->q.depth - 1)];
 			skb = slot->skb;
 			slot->skb = NULL;
 			dma_unmap_single(qhca_eth_dmadev(eth), slot->dma,
@@ -476,7 +447,7 @@ static void qhca_eth_tx_poll(struct qhca_eth *eth, int budget)
 
 	qhca_eth_cq_consumed(cq);
 	/* The slots are free only now that the CQ has room for them. */
-	WRITE_ONCE(sq->tail, tail);
+	WRITE_ONCE(sq->q.tail, tail);
 	netif_txq_completed_wake(txq, pkts, bytes, qhca_eth_wq_free(sq),
 				 QHCA_ETH_TX_WAKE(eth));
 }
@@ -511,19 +482,19 @@ static netdev_tx_t qhca_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
 	if (dma_mapping_error(dmadev, dma))
 		goto err_free;
 
-	slot = &sq->slots[sq->head & (sq->depth - 1)];
+	slot = &sq->slots[sq->q.head & (sq->q.depth - 1)];
 	slot->skb = skb;
 	slot->dma = dma;
 	slot->len = skb->len;
-	wqe = qhca_eth_wqe(sq, sq->head);
+	wqe = qhca_wq_wqe(&sq->q, sq->q.head);
 	memset(wqe, 0, QHCA_ETH_SQ_WQE_SIZE);
-	wqe->wr_id = cpu_to_le64(sq->head);
+	wqe->wr_id = cpu_to_le64(sq->q.head);
 	wqe->opcode = QHCA_WR_SEND;
 	wqe->flags = QHCA_WQE_F_SIGNALED;
 	wqe->num_sge = 1;
-	qhca_eth_sge(eth, (struct qhca_sge *)(wqe + 1), dma, skb->len);
+	qhca_wqe_sge((struct qhca_sge *)(wqe + 1), dma, skb->len, eth->lkey);
 	skb_tx_timestamp(skb);
-	WRITE_ONCE(sq->head, sq->head + 1);
+	WRITE_ONCE(sq->q.head, sq->q.head + 1);
 
 	if (!netif_txq_maybe_stop(txq, qhca_eth_wq_free(sq), QHCA_ETH_TX_STOP,
 				  QHCA_ETH_TX_WAKE(eth)))
@@ -654,38 +625,25 @@ static int qhca_eth_cq_create(struct qhca_eth *eth, struct qhca_eth_cq *cq,
 			      u32 depth_log2)
 {
 	struct qhca_dev *dev = eth->dev;
-	struct qhca_cmd_create_cq cmd = {};
-	size_t ring_size;
+	bool device_done;
+	ssize_t ring_size;
 	u32 cqn;
 	int err;
 
 	cq->depth = BIT(depth_log2);
 	cq->cons = 0;
-	ring_size = cq->depth * sizeof(struct qhca_cqe);
-	err = qhca_dma_buf_alloc(dev, &cq->buf, ring_size + sizeof(__le32));
-	if (err)
-		return err;
+	ring_size = qhca_cq_buf_alloc(dev, &cq->buf, cq->depth);
+	if (ring_size < 0)
+		return ring_size;
 	cq->ring = cq->buf.va;
 	cq->dbrec = cq->buf.va + ring_size;
-
-	cmd.ring_addr = cpu_to_le64(cq->buf.dma);
-	cmd.dbrec_addr = cpu_to_le64(cq->buf.dma + ring_size);
 	/* The first completion vector: the NIC has one queue pair. */
-	cmd.eqn = cpu_to_le32(dev->ceqs[0].eqn);
-	cmd.uar = cpu_to_le32(dev->kuar.index);
-	cmd.depth_log2 = depth_log2;
-	err = qhca_admin_create_cq(dev, &cmd, &cqn);
+	err = qhca_cq_hw_create(dev, &cq->buf, cq->depth, dev->ceqs[0].eqn,
+				dev->kuar.index, &cqn, &device_done);
 	if (err) {
-		qhca_dma_buf_free(dev, &cq->buf);
-		return err;
-	}
-	/* Doorbells and CREATE_QP carry the CQ number in 16 bits. */
-	if (!cqn || cqn > FIELD_MAX(QHCA_DB_QUEUE_NUM)) {
-		netdev_err(eth->ndev, "device returned CQ number %u\n", cqn);
-		if (qhca_destroyed(dev, qhca_admin_destroy_cq(dev, cqn),
-				   "DESTROY_CQ", cqn))
+		if (device_done)
 			qhca_dma_buf_free(dev, &cq->buf);
-		return -EIO;
+		return err;
 	}
 	WRITE_ONCE(cq->cqn, cqn);
 	return 0;
@@ -708,15 +666,16 @@ static void qhca_eth_cq_destroy(struct qhca_eth *eth, struct qhca_eth_cq *cq)
 static int qhca_eth_wq_alloc(struct qhca_eth *eth, struct qhca_eth_wq *wq,
 			     u32 depth_log2, size_t wqe_size)
 {
-	wq->depth = BIT(depth_log2);
-	wq->stride_log2 = order_base_2(wqe_size);
-	wq->head = 0;
-	wq->tail = 0;
-	wq->slots = kcalloc(wq->depth, sizeof(*wq->slots), GFP_KERNEL);
+	wq->q.depth = BIT(depth_log2);
+	wq->q.stride_log2 = order_base_2(wqe_size);
+	wq->q.head = 0;
+	wq->q.tail = 0;
+	spin_lock_init(&wq->q.lock);
+	wq->slots = kcalloc(wq->q.depth, sizeof(*wq->slots), GFP_KERNEL);
 	if (!wq->slots)
 		return -ENOMEM;
-	if (qhca_dma_buf_alloc(eth->dev, &wq->buf,
-			       (size_t)wq->depth << wq->stride_log2)) {
+	if (qhca_dma_buf_alloc(eth->dev, &wq->q.buf,
+			       (size_t)wq->q.depth << wq->q.stride_log2)) {
 		kfree(wq->slots);
 		wq->slots = NULL;
 		return -ENOMEM;
@@ -736,7 +695,7 @@ static void qhca_eth_wq_free_all(struct qhca_eth *eth, struct qhca_eth_wq *wq,
 	if (!wq->slots)
 		return;
 	if (device_done) {
-		for (i = 0; i < wq->depth; i++) {
+		for (i = 0; i < wq->q.depth; i++) {
 			struct qhca_eth_slot *slot = &wq->slots[i];
 
 			if (!slot->skb)
@@ -745,7 +704,7 @@ static void qhca_eth_wq_free_all(struct qhca_eth *eth, struct qhca_eth_wq *wq,
 					 slot->len, dir);
 			dev_kfree_skb_any(slot->skb);
 		}
-		qhca_dma_buf_free(eth->dev, &wq->buf);
+		qhca_dma_buf_free(eth->dev, &wq->q.buf);
 		kfree(wq->slots);
 	}
 	wq->slots = NULL;
@@ -770,18 +729,18 @@ static int qhca_eth_qp_create(struct qhca_eth *eth)
 	u32 qpn;
 	int err;
 
-	cmd.sq_addr = cpu_to_le64(eth->sq.buf.dma);
-	cmd.rq_addr = cpu_to_le64(eth->rq.buf.dma);
+	cmd.sq_addr = cpu_to_le64(eth->sq.q.buf.dma);
+	cmd.rq_addr = cpu_to_le64(eth->rq.q.buf.dma);
 	cmd.pdn = cpu_to_le32(eth->pdn);
 	cmd.uar = cpu_to_le32(dev->kuar.index);
 	cmd.send_cqn = cpu_to_le16(eth->scq.cqn);
 	cmd.recv_cqn = cpu_to_le16(eth->rcq.cqn);
 	cmd.type = QHCA_QPT_RAW_ETH;
 	cmd.flags = QHCA_QP_F_SQ_SIG_ALL;
-	cmd.sq_depth_log2 = ilog2(eth->sq.depth);
-	cmd.sq_stride_log2 = eth->sq.stride_log2;
-	cmd.rq_depth_log2 = ilog2(eth->rq.depth);
-	cmd.rq_stride_log2 = eth->rq.stride_log2;
+	cmd.sq_depth_log2 = ilog2(eth->sq.q.depth);
+	cmd.sq_stride_log2 = eth->sq.q.stride_log2;
+	cmd.rq_depth_log2 = ilog2(eth->rq.q.depth);
+	cmd.rq_stride_log2 = eth->rq.q.stride_log2;
 	err = qhca_admin_create_qp(dev, &cmd, &qpn);
 	if (err)
 		return err;
@@ -908,6 +867,11 @@ static int qhca_eth_open(struct net_device *ndev)
 	struct qhca_eth *eth = netdev_priv(ndev);
 	int err;
 
+	/* The device is away (a reset): its queues come with it. */
+	if (!eth->dev) {
+		netif_tx_stop_all_queues(ndev);
+		return 0;
+	}
 	err = qhca_eth_start(eth);
 	if (err)
 		return err;
@@ -939,7 +903,8 @@ static void qhca_eth_reset_work(struct work_struct *work)
 					    reset_work);
 
 	rtnl_lock();
-	if (netif_running(eth->ndev)) {
+	/* Not if the device went away meanwhile: it takes the queues. */
+	if (netif_running(eth->ndev) && eth->dev) {
 		netdev_info(eth->ndev, "restarting the queues\n");
 		if (qhca_eth_restart(eth))
 			dev_close(eth->ndev);
@@ -955,7 +920,7 @@ static int qhca_eth_change_mtu(struct net_device *ndev, int new_mtu)
 	int err;
 
 	WRITE_ONCE(ndev->mtu, new_mtu);
-	if (!netif_running(ndev))
+	if (!netif_running(ndev) || !eth->dev)
 		return 0;
 	err = qhca_eth_restart(eth);
 	if (!err)
@@ -972,7 +937,7 @@ static void qhca_eth_tx_timeout(struct net_device *ndev, unsigned int txqueue)
 	struct qhca_eth *eth = netdev_priv(ndev);
 
 	netdev_err(ndev, "send queue stuck: %u WQEs outstanding\n",
-		   READ_ONCE(eth->sq.head) - READ_ONCE(eth->sq.tail));
+		   READ_ONCE(eth->sq.q.head) - READ_ONCE(eth->sq.q.tail));
 	schedule_work(&eth->reset_work);
 }
 
@@ -1007,7 +972,7 @@ static void qhca_eth_get_drvinfo(struct net_device *ndev,
 	struct qhca_eth *eth = netdev_priv(ndev);
 
 	strscpy(info->driver, DRV_MODULE_NAME, sizeof(info->driver));
-	strscpy(info->bus_info, pci_name(eth->dev->pdev),
+	strscpy(info->bus_info, pci_name(eth->pdev),
 		sizeof(info->bus_info));
 }
 
@@ -1030,7 +995,7 @@ static void qhca_eth_get_strings(struct net_device *ndev, u32 sset, u8 *data)
 		ethtool_puts(&data, qhca_eth_hw_stats[i].name);
 }
 
-/* The device's counters are read by an admin command: 0 if it fails. */
+/* The device's counters are read by an admin command: 0 if that fails. */
 static void qhca_eth_get_ethtool_stats(struct net_device *ndev,
 				       struct ethtool_stats *stats, u64 *data)
 {
@@ -1041,8 +1006,11 @@ static void qhca_eth_get_ethtool_stats(struct net_device *ndev,
 	qhca_eth_read_stats(eth, data);
 	data += QHCA_ETH_NUM_STATS;
 
+	/* RTNL: the device stays while it is read, or is away (0). */
+	ASSERT_RTNL();
 	counters = kzalloc(sizeof(*counters), GFP_KERNEL);
-	if (counters && qhca_admin_query_counters(eth->dev, counters))
+	if (counters &&
+	    (!eth->dev || qhca_admin_query_counters(eth->dev, counters)))
 		memset(counters, 0, sizeof(*counters));
 	for (i = 0; i < ARRAY_SIZE(qhca_eth_hw_stats); i++)
 		data[i] = counters ?
@@ -1064,84 +1032,66 @@ static const struct ethtool_ops qhca_eth_ethtool_ops = {
 /* ------------------------------------------------------------------ */
 
 /* A PD and a PHYS MR over all of memory: SGEs carry bus addresses. */
-static int qhca_eth_pd_mr_alloc(struct qhca_eth *eth)
+static int qhca_eth_pd_mr_alloc(struct qhca_eth *eth, struct qhca_dev *dev)
 {
-	struct qhca_dev *dev = eth->dev;
-	struct qhca_cmd_reg_mr cmd = {};
-	u32 index;
 	int err;
 
 	err = qhca_admin_alloc_pd(dev, &eth->pdn);
 	if (err)
 		return err;
-
-	/* As qhca_get_dma_mr(): iova 0, a fresh key byte. */
-	cmd.length = dev->attr.max_mr_size;
-	cmd.pdn = cpu_to_le32(eth->pdn);
-	cmd.access = QHCA_ACCESS_LOCAL_WRITE;
-	cmd.page_shift = QHCA_MR_MIN_PAGE_SHIFT;
-	cmd.flags = QHCA_MR_F_PHYS;
-	cmd.key = (u8)atomic_inc_return(&dev->mr_key);
-	err = qhca_admin_reg_mr(dev, &cmd, &index);
+	err = qhca_mr_reg_phys(dev, eth->pdn, QHCA_ACCESS_LOCAL_WRITE,
+			       &eth->mr_index, &eth->lkey);
 	if (err)
-		goto err_pd;
-	if (index > FIELD_MAX(QHCA_MKEY_INDEX)) {
-		dev_err(&dev->pdev->dev, "device returned MR index %u\n",
-			index);
-		qhca_admin_dereg_mr(dev, index);
-		err = -EIO;
-		goto err_pd;
-	}
-	eth->mr_index = index;
-	eth->lkey = FIELD_PREP(QHCA_MKEY_INDEX, index) |
-		    FIELD_PREP(QHCA_MKEY_KEY, cmd.key);
-	return 0;
-
-err_pd:
-	qhca_admin_dealloc_pd(dev, eth->pdn);
+		qhca_admin_dealloc_pd(dev, eth->pdn);
 	return err;
 }
 
-static void qhca_eth_pd_mr_free(struct qhca_eth *eth)
+static void qhca_eth_pd_mr_free(struct qhca_eth *eth, struct qhca_dev *dev)
 {
-	struct qhca_dev *dev = eth->dev;
-
 	qhca_destroyed(dev, qhca_admin_dereg_mr(dev, eth->mr_index),
 		       "DEREG_MR", eth->mr_index);
 	qhca_destroyed(dev, qhca_admin_dealloc_pd(dev, eth->pdn),
 		       "DEALLOC_PD", eth->pdn);
 }
 
-/**
- * qhca_eth_up - register the NIC of an Ethernet port
- * @dev: the device, with its EQs, before the ib_device is registered
- *
- * Sets dev->eth and dev->netdev.  Its name is the kernel's choice.
- */
-int qhca_eth_up(struct qhca_dev *dev)
+/* What the NIC needs of the port: a unicast MAC, an MTU IP can use. */
+static int qhca_eth_check_port(struct qhca_dev *dev)
 {
-	u16 eth_mtu = le16_to_cpu(dev->port.eth_mtu);
-	struct net_device *ndev;
-	struct qhca_eth *eth;
-	int err;
-
 	if (!is_valid_ether_addr(dev->port.mac)) {
 		dev_err(&dev->pdev->dev, "port MAC %pM is not a unicast one\n",
 			dev->port.mac);
 		return -EINVAL;
 	}
-	/* The device says what it carries; the interface fixes the most. */
-	if (eth_mtu < QHCA_ETH_MIN_MTU) {
-		dev_err(&dev->pdev->dev, "port MTU %u\n", eth_mtu);
+	if (le16_to_cpu(dev->port.eth_mtu) < QHCA_ETH_MIN_MTU) {
+		dev_err(&dev->pdev->dev, "port MTU %u\n",
+			le16_to_cpu(dev->port.eth_mtu));
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* The device says what it carries; the interface fixes the most. */
+static unsigned int qhca_eth_max_mtu(struct qhca_dev *dev)
+{
+	return min_t(u16, le16_to_cpu(dev->port.eth_mtu), QHCA_ETH_MAX_MTU);
+}
+
+/*
+ * A registered net_device with no device behind it yet: its MAC and MTU
+ * are the port's.  Its name is the kernel's choice.
+ */
+static struct qhca_eth *qhca_eth_create(struct qhca_dev *dev)
+{
+	struct net_device *ndev;
+	struct qhca_eth *eth;
+	int err;
 
 	ndev = alloc_etherdev(sizeof(*eth));
 	if (!ndev)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	SET_NETDEV_DEV(ndev, &dev->pdev->dev);
 	eth = netdev_priv(ndev);
-	eth->dev = dev;
+	eth->pdev = dev->pdev;
 	eth->ndev = ndev;
 	INIT_WORK(&eth->reset_work, qhca_eth_reset_work);
 	spin_lock_init(&eth->link_lock);
@@ -1153,47 +1103,113 @@ int qhca_eth_up(struct qhca_dev *dev)
 	ndev->ethtool_ops = &qhca_eth_ethtool_ops;
 	ndev->watchdog_timeo = 5 * HZ;
 	ndev->min_mtu = QHCA_ETH_MIN_MTU;
-	ndev->max_mtu = min_t(u16, eth_mtu, QHCA_ETH_MAX_MTU);
-	ndev->mtu = min_t(u16, ndev->max_mtu, ETH_DATA_LEN);
+	ndev->max_mtu = qhca_eth_max_mtu(dev);
+	ndev->mtu = min_t(unsigned int, ndev->max_mtu, ETH_DATA_LEN);
 	netif_napi_add(ndev, &eth->napi, qhca_eth_poll);
 	netif_carrier_off(ndev);
 
-	err = qhca_eth_pd_mr_alloc(eth);
-	if (err)
-		goto err_free;
-
-	/*
-	 * Events reach the NIC from now on: its CQs' from the first open,
-	 * which may come as soon as it is registered.  The carrier goes on
-	 * only once it is registered, so that the change reaches linkwatch
-	 * and the operational state becomes UP rather than staying UNKNOWN.
-	 */
-	WRITE_ONCE(dev->eth, eth);
 	err = register_netdev(ndev);
+	if (err) {
+		free_netdev(ndev);
+		return ERR_PTR(err);
+	}
+	return eth;
+}
+
+/*
+ * The NIC on a device that came up: a PD and MR of its own, the port's
+ * MAC and MTU limit, and the queues if the interface is up.  The carrier
+ * goes on only after the net_device is registered, so that the change
+ * reaches linkwatch and the operational state becomes UP rather than
+ * staying UNKNOWN.
+ */
+static int qhca_eth_attach(struct qhca_eth *eth, struct qhca_dev *dev)
+{
+	struct net_device *ndev = eth->ndev;
+	unsigned int max_mtu = qhca_eth_max_mtu(dev);
+	int err;
+
+	err = qhca_eth_pd_mr_alloc(eth, dev);
 	if (err)
-		goto err_unpublish;
+		return err;
+	/* Events reach the NIC from now on: its CQs' once it has queues. */
+	WRITE_ONCE(dev->eth, eth);
+
+	rtnl_lock();
+	/*
+	 * Still detached, so no queues follow: a device with a lower limit
+	 * than the last lowers the MTU (and tells the stack).
+	 */
+	WRITE_ONCE(ndev->max_mtu, max_mtu);
+	if (ndev->mtu > max_mtu)
+		dev_set_mtu(ndev, max_mtu);
+	if (!ether_addr_equal(ndev->dev_addr, dev->port.mac)) {
+		netdev_info(ndev, "port MAC now %pM\n", dev->port.mac);
+		eth_hw_addr_set(ndev, dev->port.mac);
+		call_netdevice_notifiers(NETDEV_CHANGEADDR, ndev);
+	}
+	WRITE_ONCE(eth->dev, dev);
+	/* Up all along, or opened while the device was away. */
+	if (netif_running(ndev)) {
+		if (qhca_eth_start(eth))
+			dev_close(ndev);
+		else
+			netif_tx_wake_all_queues(ndev);
+	}
+	rtnl_unlock();
+
 	qhca_eth_link_init(eth);
 	dev->netdev = ndev;
-	netdev_info(ndev, "qhca port %pM, MTU %u (up to %u)\n",
-		    ndev->dev_addr, ndev->mtu, ndev->max_mtu);
+	return 0;
+}
+
+/**
+ * qhca_eth_up - the NIC of an Ethernet port, on a device that came up
+ * @dev: the device, with its EQs, before the ib_device is registered
+ *
+ * At probe the net_device is registered; after a reset or a recovery the
+ * same one takes the new device, as bnxt_en or ice keep theirs: its name,
+ * addresses, routes and MTU stay, and the queues are made anew if it is
+ * up.  Sets dev->eth and dev->netdev.  On failure the net_device stays,
+ * detached, until qhca_eth_remove().
+ */
+int qhca_eth_up(struct qhca_dev *dev)
+{
+	struct qhca_pci *qpci = pci_get_drvdata(dev->pdev);
+	struct qhca_eth *eth = qpci->eth;
+	int err;
+
+	err = qhca_eth_check_port(dev);
+	if (err)
+		return err;
+	if (!eth) {
+		eth = qhca_eth_create(dev);
+		if (IS_ERR(eth)) {
+			err = PTR_ERR(eth);
+			goto err;
+		}
+		qpci->eth = eth;
+	}
+	err = qhca_eth_attach(eth, dev);
+	if (err)
+		goto err;
+	netdev_info(eth->ndev, "qhca port %pM, MTU %u (up to %u)\n",
+		    eth->ndev->dev_addr, eth->ndev->mtu, eth->ndev->max_mtu);
 	return 0;
 
-err_unpublish:
-	WRITE_ONCE(dev->eth, NULL);
-	qhca_eqs_sync(dev);
-	qhca_eth_pd_mr_free(eth);
-err_free:
-	free_netdev(ndev);
+err:
 	dev_err(&dev->pdev->dev, "the Ethernet NIC failed: %d\n", err);
 	return err;
 }
 
 /**
- * qhca_eth_down - unregister the NIC
+ * qhca_eth_down - detach the NIC from a device going down
  * @dev: the device, after its ib_device was unregistered
  *
- * Also when the device stopped answering: the destroys then fail at once
- * and the memory is freed if the device was reset (qhca_destroyed()).
+ * The carrier goes off and the queues go; the net_device stays for the
+ * next device (qhca_eth_up()).  Also when the device stopped answering:
+ * the destroys then fail at once and the memory is freed if the device
+ * was reset (qhca_destroyed()).
  */
 void qhca_eth_down(struct qhca_dev *dev)
 {
@@ -1207,10 +1223,29 @@ void qhca_eth_down(struct qhca_dev *dev)
 	WRITE_ONCE(dev->eth, NULL);
 	qhca_eqs_sync(dev);
 
-	/* ndo_stop destroys the queues; nothing schedules a reset after. */
-	unregister_netdev(ndev);
-	cancel_work_sync(&eth->reset_work);
+	rtnl_lock();
+	netif_carrier_off(ndev);
+	qhca_eth_stop(eth);
+	/* The reset work and the ops see it under RTNL: they leave it be. */
+	WRITE_ONCE(eth->dev, NULL);
+	rtnl_unlock();
 	dev->netdev = NULL;
-	qhca_eth_pd_mr_free(eth);
-	free_netdev(ndev);
+	qhca_eth_pd_mr_free(eth, dev);
+}
+
+/**
+ * qhca_eth_remove - unregister the NIC
+ * @qpci: the function, unbinding, its device down (qhca_eth_down())
+ */
+void qhca_eth_remove(struct qhca_pci *qpci)
+{
+	struct qhca_eth *eth = qpci->eth;
+
+	if (!eth)
+		return;
+	qpci->eth = NULL;
+	/* Detached: ndo_stop has no queues to destroy. */
+	unregister_netdev(eth->ndev);
+	cancel_work_sync(&eth->reset_work);
+	free_netdev(eth->ndev);
 }

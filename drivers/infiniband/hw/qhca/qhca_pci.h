@@ -12,6 +12,7 @@
 #include <linux/workqueue.h>
 
 struct qhca_dev;
+struct qhca_eth;
 
 /* The PCI driver data. */
 struct qhca_pci {
@@ -21,6 +22,11 @@ struct qhca_pci {
 	resource_size_t db_bar_len;
 	/* NULL while the device is down (a reset, or a failed restart). */
 	struct qhca_dev *dev;
+	/*
+	 * An Ethernet port's NIC (qhca_netdev.c): its net_device outlives
+	 * the devices, so that the interface keeps its addresses.
+	 */
+	struct qhca_eth *eth;
 
 	/*
 	 * Recovery from a device that stopped answering: a reset of the

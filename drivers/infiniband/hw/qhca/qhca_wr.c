@@ -30,7 +30,8 @@ QHCA_SAME_WR(BIND_MW);
 QHCA_SAME_WR(SEND_WITH_INV);
 QHCA_SAME_WR(REG_MR);
 
-static void *qhca_wq_slot(struct qhca_wq *wq, u32 idx)
+/* The WQE at free-running index @idx.  Also the NIC's (qhca_netdev.c). */
+void *qhca_wq_wqe(struct qhca_wq *wq, u32 idx)
 {
 	return wq->buf.va + ((size_t)(idx & (wq->depth - 1)) << wq->stride_log2);
 }
@@ -40,31 +41,53 @@ static bool qhca_wq_full(const struct qhca_wq *wq)
 	return wq->head - wq->tail >= wq->depth;
 }
 
-/*
- * A CQE retired the WQE in slot @wqe_idx and, for the SQ, every earlier
- * one.  The distance from the oldest outstanding WQE is taken modulo the
- * ring, so it does not matter whether the device reports slots or
- * free-running indices; a CQE for nothing outstanding is ignored.
+/**
+ * qhca_wq_done - how many WQEs a CQE retires
+ * @wq: the SQ or RQ
+ * @tail: its oldest outstanding WQE, free-running
+ * @wqe_idx: the WQE the CQE names
+ *
+ * The CQE retires that WQE and every older one.  The distance from @tail
+ * is taken modulo the ring, so it does not matter whether the device
+ * reports slots or free-running indices; a CQE for nothing outstanding
+ * retires none (0).
  */
+u32 qhca_wq_done(const struct qhca_wq *wq, u32 tail, u16 wqe_idx)
+{
+	u32 done = ((u32)wqe_idx - tail) & (wq->depth - 1);
+
+	return done < READ_ONCE(wq->head) - tail ? done + 1 : 0;
+}
+
+/* A CQE retired the WQE in slot @wqe_idx and, on the SQ, every older one. */
 void qhca_wq_retire(struct qhca_wq *wq, u16 wqe_idx)
 {
 	unsigned long flags;
-	u32 done;
 
 	spin_lock_irqsave(&wq->lock, flags);
-	done = ((u32)wqe_idx - wq->tail) & (wq->depth - 1);
-	if (done < wq->head - wq->tail)
-		wq->tail += done + 1;
+	wq->tail += qhca_wq_done(wq, wq->tail, wqe_idx);
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
-/* The WQEs are in memory; tell the device the new producer index. */
-static void qhca_ring_db(struct qhca_qp *qp, struct qhca_wq *wq, u32 off)
+/**
+ * qhca_wq_ring_db - the WQEs up to @wq->head are in memory: tell the device
+ * @wq: the SQ or RQ
+ * @db: the doorbell page of the QP's UAR
+ * @off: QHCA_DB_SQ or QHCA_DB_RQ
+ * @qpn: the QP
+ */
+void qhca_wq_ring_db(const struct qhca_wq *wq, void __iomem *db, u32 off,
+		     u32 qpn)
 {
 	/* The device must not see the doorbell before the WQEs. */
 	wmb();
-	writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, qp->ibqp.qp_num) |
-	       FIELD_PREP(QHCA_DB_QUEUE_IDX, (u16)wq->head), qp->db + off);
+	writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, qpn) |
+	       FIELD_PREP(QHCA_DB_QUEUE_IDX, (u16)wq->head), db + off);
+}
+
+static void qhca_ring_db(struct qhca_qp *qp, struct qhca_wq *wq, u32 off)
+{
+	qhca_wq_ring_db(wq, qp->db, off, qp->ibqp.qp_num);
 }
 
 /* Inline data: the SGEs' bytes, copied from kernel virtual addresses. */
@@ -88,16 +111,21 @@ static int qhca_wqe_inline(struct qhca_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/* One SGE as the device reads it.  Also the NIC's (qhca_netdev.c). */
+void qhca_wqe_sge(struct qhca_sge *sge, u64 addr, u32 length, u32 lkey)
+{
+	sge->addr = cpu_to_le64(addr);
+	sge->length = cpu_to_le32(length);
+	sge->lkey = cpu_to_le32(lkey);
+}
+
 static void qhca_wqe_sges(struct qhca_sge *dst, const struct ib_sge *src,
 			  int num_sge)
 {
 	int i;
 
-	for (i = 0; i < num_sge; i++) {
-		dst[i].addr = cpu_to_le64(src[i].addr);
-		dst[i].length = cpu_to_le32(src[i].length);
-		dst[i].lkey = cpu_to_le32(src[i].lkey);
-	}
+	for (i = 0; i < num_sge; i++)
+		qhca_wqe_sge(&dst[i], src[i].addr, src[i].length, src[i].lkey);
 }
 
 /*
@@ -254,7 +282,7 @@ int qhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			err = -ENOMEM;
 			break;
 		}
-		err = qhca_build_send_wqe(qp, wr, qhca_wq_slot(wq, wq->head));
+		err = qhca_build_send_wqe(qp, wr, qhca_wq_wqe(wq, wq->head));
 		if (err)
 			break;
 		wq->head++;
@@ -296,7 +324,7 @@ int qhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			err = -EINVAL;
 			break;
 		}
-		wqe = qhca_wq_slot(wq, wq->head);
+		wqe = qhca_wq_wqe(wq, wq->head);
 		memset(wqe, 0, sizeof(*wqe));
 		wqe->wr_id = cpu_to_le64(wr->wr_id);
 		wqe->num_sge = wr->num_sge;
