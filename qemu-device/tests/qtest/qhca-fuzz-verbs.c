@@ -1250,6 +1250,11 @@ struct FzEth {
     FzeReq req[FZE_REQS];
     unsigned nreq;              /* requests seen, free-running */
     uint32_t msn;
+    /*
+     * Steps left in which the fuzzer plays a segment that takes no frames
+     * from the port (fze_stall()): the device's transmit side fills.
+     */
+    unsigned stall;
     size_t last_len;
     uint8_t last[FZE_FRAME_MAX];    /* the last good frame, to repeat */
     uint8_t frame[FZE_FRAME_MAX];
@@ -1703,7 +1708,7 @@ static uint32_t fze_sender(Fz *f, uint32_t peer)
 /*
  * Read every frame the device sent: RoCEv2 requests are kept for
  * fze_answer(); each kind of frame, and whether its ICRC was right, is
- * an outcome.
+ * an outcome.  Nothing while the segment stalls.
  */
 void fze_drain(Fz *f)
 {
@@ -1711,6 +1716,9 @@ void fze_drain(Fz *f)
     ssize_t n;
     int k;
 
+    if (e->stall) {
+        return;
+    }
     for (k = 0; k < 512; k++) {
         QtRoce r;
 
@@ -1757,17 +1765,34 @@ void fze_drain(Fz *f)
  * After each step: every frame sent is taken within 10 s (a port that
  * is not ready, or whose link is down, takes frames to drop them; a full
  * receive queue only delays them), and what the device sent is read, so
- * that its socket never fills.
+ * that its socket never fills -- except while the segment stalls, when
+ * nothing is read nor checked.  Reading and sending alternate: a device
+ * whose transmit queue is full may take received frames only once it can
+ * answer them, which is the backpressure a real port has, not a hang.
  */
 void fze_alive(Fz *f, const char *after)
 {
-    if (!qt_wire_flush(f->t, 10 * G_USEC_PER_SEC)) {
-        fprintf(f->report, "FINDING: %u bytes of frames not taken by the "
-                "port in 10 s, after %s (step %" PRIu64 ")\n",
-                f->t->wire_out->len, after, f->steps);
-        exit(3);
+    gint64 end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+
+    if (f->eth->stall) {
+        f->eth->stall--;
+        return;
     }
-    fze_drain(f);
+    for (;;) {
+        bool sent = qt_wire_flush(f->t, 100 * 1000);
+
+        fze_drain(f);
+        if (sent) {
+            return;
+        }
+        if (g_get_monotonic_time() >= end) {
+            break;
+        }
+    }
+    fprintf(f->report, "FINDING: %u bytes of frames not taken by the "
+            "port in 10 s, after %s (step %" PRIu64 ")\n",
+            f->t->wire_out->len, after, f->steps);
+    exit(3);
 }
 
 /* The path MTU in bytes of device QP @qpn, and its QUERY_QP in @a. */
@@ -2260,6 +2285,41 @@ void fze_storm(Fz *f)
     g_usleep(2000);
     fze_drain(f);
     qtest_clock_step(f->t->qts, 1ll << fz_below(f, 24));
+}
+
+/*
+ * The rest of the segment stops taking frames for a few steps (a
+ * congested link, a peer that does not read): the socket to QEMU fills,
+ * the netdev queues, and the port's transmit queue and the transport's
+ * wait for room (qhca-net.c) are what the next steps run against.
+ */
+void fze_stall(Fz *f)
+{
+    FzEth *e = f->eth;
+    struct qhca_qp_attr a;
+    uint32_t qpn = f->qp[0].qpn, psn;
+    unsigned k, count = 64 + fz_below(f, 1536);
+    QtRoceAddr ad = qt_roce_addr(fze_v6(f, qpn));
+
+    e->stall = 4 + fz_below(f, 40);
+    if (!f->qp_live[0]) {
+        return;
+    }
+    /*
+     * In order READs of 4 KiB to QP 0 (connected to the peer the fuzzer
+     * plays since the last reset, if nothing has moved it since): each
+     * is answered with one frame or more, which the device paces by its
+     * transmit queue (512 frames) once the socket to QEMU is full.
+     */
+    fze_query(f, qpn, &a);
+    psn = le32_to_cpu(a.rq_psn);
+    for (k = 0; k < count; k++) {
+        size_t n = qt_bth(e->ib, QT_IB_RC | QT_IB_READ_REQUEST, false, true,
+                          0, qpn, (psn + k) & 0xffffff);
+
+        n += fze_reth(f, e->ib + n, f->scratch, f->phys_key, 4096);
+        qt_wire_send(f->t, e->frame, qt_roce_frame(&ad, e->ib, n, e->frame));
+    }
 }
 
 /* ------------------------------------------------------------------ */

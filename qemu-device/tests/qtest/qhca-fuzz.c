@@ -45,7 +45,8 @@
  * holds (interface 1.5, when this QEMU's qhca has a netdev property):
  * qhca-fuzz-verbs.c then also plays the rest of the Ethernet segment --
  * RoCEv2 frames built from what it knows, mutated ones, storms, answers
- * to what the device sends, plain frames for the NIC -- and SET_GID,
+ * to what the device sends, plain frames for the NIC, a segment that
+ * stops taking frames for a while -- and SET_GID,
  * SET_QP_AV, GSI and RAW_ETH QPs.  The findings are the same.
  * A valid AQ_HANG is followed by a reset before the liveness check, and
  * the check knows what the port's state must be (qhca-fuzz-faults.c).
@@ -1205,6 +1206,7 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
         { "eth-frame", fze_frame, 24, true },
         { "eth-answer", fze_answer, 8, true },
         { "eth-storm", fze_storm, 2, true },
+        { "eth-stall", fze_stall, 2, true },
         { "eth-cmd", fze_cmd, 6, true },
     };
     g_autofree char *props = NULL;

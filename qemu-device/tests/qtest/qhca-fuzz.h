@@ -121,6 +121,7 @@ void fze_alive(Fz *f, const char *after);
 void fze_frame(Fz *f);
 void fze_answer(Fz *f);
 void fze_storm(Fz *f);
+void fze_stall(Fz *f);
 void fze_cmd(Fz *f);
 
 /* qhca-fuzz-faults.c */
