@@ -287,6 +287,33 @@ static ssize_t qhca_net_taken(size_t size)
 }
 
 /*
+ * Main loop, BQL: take the receive queue right here, on the thread that
+ * received the frame, when the engine is idle, instead of waking the
+ * engine thread.  Every frame handed to the engine thread costs a wake-up
+ * and a wait for a host CPU (two busy TCG vCPUs hold both cores of a small
+ * host); here the packet is placed and its ACK or response queued in the
+ * same main-loop pass, and qhca_net_tx_bh() sends that on the next.  The
+ * device lock comes after the BQL, as for admin commands; a trylock, so
+ * the main loop never waits for a round of the engine.  Not while doorbells
+ * wait in the engine's FIFO: a receive WQE posted before this frame arrived
+ * must be seen first (qhca_engine_take_new()), and not while the VM is
+ * stopped (no DMA).  True if the queue was taken here.
+ */
+static bool qhca_net_rx_here(QhcaState *s)
+{
+    if (qatomic_read(&s->engine.paused) ||
+        qatomic_read(&s->engine.fifo_count) ||
+        qemu_mutex_trylock(&s->lock)) {
+        return false;
+    }
+    qhca_net_rx_run(s);
+    /* The wire is empty whenever the device lock is free. */
+    qhca_wire_drain(s);
+    qemu_mutex_unlock(&s->lock);
+    return true;
+}
+
+/*
  * Main loop, BQL: a frame from the netdev.  A multicast backend (socket
  * mcast=) echoes what the port sent: the frames from our own MAC go.
  */
@@ -326,7 +353,7 @@ static ssize_t qhca_net_receive(NetClientState *nc, const uint8_t *buf,
         /* QEMU keeps it and qhca_net_rx_flush_bh() asks for it again. */
         trace_qhca_net_rx_full(size);
         return 0;
-    } else {
+    } else if (!qhca_net_rx_here(s)) {
         qhca_engine_wake(s);
     }
     qhca_count(s, QHCA_CNT_ETH_RX_FRAMES, 1);
