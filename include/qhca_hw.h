@@ -1247,7 +1247,11 @@ QHCA_ASSERT_SIZE(qhca_cqe, 64);
  *
  *  qp_types	QHCA_QPT_BIT() of every QP type that may post it; 0 for a
  *		value that is no opcode.  A WQE whose opcode its QP type may
- *		not post completes with LOC_QP_OP_ERR.
+ *		not post completes with LOC_QP_OP_ERR.  GSI (QP1, 1.5) posts
+ *		what UD does.  RAW_ETH posts none of these: its send WQEs
+ *		are the NIC's frames (SEND, always), never a verbs work
+ *		request, and user space has no RAW_ETH QP (the driver offers
+ *		no IB_QPT_RAW_PACKET, whose value this is too).
  *  flags	QHCA_WR_F_*.
  *  remote_access  the access (QHCA_ACCESS_REMOTE_*) the target's rkey
  *		must grant.
@@ -1261,7 +1265,8 @@ QHCA_ASSERT_SIZE(qhca_cqe, 64);
 					 QHCA_QPT_BIT(QHCA_QPT_XRC_INI))
 #define QHCA_QPTS_CONNECTED		(QHCA_QPTS_RC | QHCA_QPT_BIT(QHCA_QPT_UC))
 #define QHCA_QPTS_ALL_SEND		(QHCA_QPTS_CONNECTED | \
-					 QHCA_QPT_BIT(QHCA_QPT_UD))
+					 QHCA_QPT_BIT(QHCA_QPT_UD) | \
+					 QHCA_QPT_BIT(QHCA_QPT_GSI))
 
 #define QHCA_WR_F_LOCAL		0x0001	/* memory operation: no packet */
 #define QHCA_WR_F_SEND		0x0002	/* consumes a receive WQE */

@@ -179,11 +179,14 @@ static int qhca_wqe_reg_mr(const struct ib_send_wr *wr,
 /*
  * Refused here, as at every post: an opcode the interface does not have,
  * BIND_MW (the kernel's verbs have no work request that describes a
- * bind), inline data where no data goes out, and on a UD QP anything but
- * a send, which its WQE, with an address vector in place of the remote
- * address, cannot carry.  A connected QP's WQE can carry any opcode: one
- * its type may not post goes to the device, which completes it with
- * LOC_QP_OP_ERR, as it does for user space.
+ * bind), inline data where no data goes out, and on a UD or GSI QP
+ * anything but a send, which its WQE, with an address vector in place of
+ * the remote address, cannot carry.  A connected QP's WQE can carry any
+ * opcode: one its type may not post goes to the device, which completes
+ * it with LOC_QP_OP_ERR, as it does for user space.  There is no RAW_ETH
+ * QP here: the NIC's is qhca_netdev.c's own and IB_QPT_RAW_PACKET is
+ * refused at create (qhca_qp_type_ok()): query_device offers no raw
+ * packet capability (raw_packet_caps 0).
  */
 static const struct qhca_wr_info *qhca_wr_check(const struct qhca_qp *qp,
 						const struct ib_send_wr *wr)
@@ -196,7 +199,8 @@ static const struct qhca_wr_info *qhca_wr_check(const struct qhca_qp *qp,
 	if ((wr->send_flags & IB_SEND_INLINE) &&
 	    !(info->flags & QHCA_WR_F_INLINE))
 		return NULL;
-	if (qhca_qp_is_ud(qp) && !qhca_wr_allowed(wr->opcode, QHCA_QPT_UD))
+	/* IB_QPT_GSI is QHCA_QPT_GSI (qhca_qp.c), whose row is UD's. */
+	if (qhca_qp_is_ud(qp) && !qhca_wr_allowed(wr->opcode, qp->ibqp.qp_type))
 		return NULL;
 	return info;
 }
