@@ -1047,16 +1047,21 @@ static void test_hostile_ipv6(void)
 #define OP_READ_RESP_MIDDLE 0x0e
 #define OP_READ_RESP_LAST   0x0f
 
-/* The peer acknowledges A's packets up to @psn, @msn messages done. */
-static void roce_ack_a(Roce *r, uint32_t psn, uint32_t msn)
+/* The peer acknowledges QP @qpn's packets up to @psn, @msn messages done. */
+static void roce_ack(Roce *r, uint32_t qpn, uint32_t psn, uint32_t msn)
 {
     uint8_t aeth[4];
     size_t len;
 
     stl_be_p(aeth, 0x1f000000 | msn);   /* ACK, no credits */
-    len = roce_build(r, r->frame, OP_ACK, r->a.qpn, psn & 0xffffff, aeth,
+    len = roce_build(r, r->frame, OP_ACK, qpn, psn & 0xffffff, aeth,
                      sizeof(aeth), NULL, 0);
     qt_wire_send(r->t, r->frame, len);
+}
+
+static void roce_ack_a(Roce *r, uint32_t psn, uint32_t msn)
+{
+    roce_ack(r, r->a.qpn, psn, msn);
 }
 
 /*
@@ -1181,6 +1186,98 @@ static void test_read_paced(void)
     roce_finish(r, 0);
 }
 
+/* The next frame is a one-packet RDMA WRITE to QP @dest with PSN @psn. */
+static void roce_expect_write(Roce *r, uint32_t dest, uint32_t psn)
+{
+    QtRoce p;
+
+    roce_expect_frame(r, &p);
+    g_assert_cmphex(p.opcode, ==, OP_WRITE_ONLY);
+    g_assert_cmphex(p.qpn, ==, dest);
+    g_assert_cmphex(p.psn, ==, psn & 0xffffff);
+}
+
+/*
+ * Post a one-packet RDMA WRITE on @qp, to its peer's MR, and read its
+ * frame (PSN @psn, to QP @dest) off the wire.
+ */
+static void roce_write_one(Roce *r, QhcaQp *qp, uint64_t wr_id, uint32_t dest,
+                           uint32_t psn)
+{
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .opcode = QHCA_WR_RDMA_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+        .remote_addr = cpu_to_le64(r->buf + ROCE_WRITE_OFF),
+        .rkey = cpu_to_le32(r->lkey),
+    };
+    struct qhca_sge ss = qt_sge(r->buf, 100, r->lkey);
+
+    qt_qp_post_send(r->t, qp, &w, &ss, 1);
+    qt_qp_ring_sq(r->t, qp);
+    roce_expect_write(r, dest, psn);
+}
+
+/* 4.096 us << 14: the transport timeout of roce_start()'s QPs. */
+#define ROCE_TIMEOUT_NS     (4096ll << 14)
+
+/*
+ * Three transport periods pass while the device does not run, as on a
+ * host that leaves QEMU waiting: the VM stopped, the clock moved, the VM
+ * running again.  The timers that came due meanwhile run after "cont",
+ * late, and before any command the test sends after it.
+ */
+static void roce_absent(Roce *r)
+{
+    qtest_qmp_assert_success(r->t->qts, "{ 'execute': 'stop' }");
+    qtest_clock_step(r->t->qts, 3 * ROCE_TIMEOUT_NS);
+    qtest_qmp_assert_success(r->t->qts, "{ 'execute': 'cont' }");
+}
+
+/*
+ * The transport timer of a device that did not run when it was due,
+ * with the peer's ACK perhaps already queued at the port: A neither
+ * resends nor spends a retry then; it listens one more period, and an
+ * ACK in it completes the WRITE with no retry at all.  Only once per
+ * timeout: if the next expiry is late too it counts, and A resends, so
+ * that a silent peer still ends in RETRY_EXC_ERR.  B's WRITE, rung after
+ * A's timer ran, is the barrier: the engine takes A's timer before B's
+ * doorbell, and B's frame leaves after any retransmission of A's.
+ */
+static void test_timer_late(void)
+{
+    Roce *r;
+
+    r = roce_start(false);
+    if (!r) {
+        return;
+    }
+    roce_write_one(r, &r->a, 0x71, r->b.qpn, ROCE_PSN_A);
+    roce_absent(r);
+    roce_write_one(r, &r->b, 0x72, r->a.qpn, ROCE_PSN_B);
+    roce_ack_a(r, ROCE_PSN_A, 1);
+    qt_cq_expect(r->t, &r->cq, r->a.qpn, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    roce_ack(r, r->b.qpn, ROCE_PSN_B, 1);
+    qt_cq_expect(r->t, &r->cq, r->b.qpn, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_RETRIES), ==, 0);
+
+    /* Late twice: the second expiry is a timeout. */
+    roce_write_one(r, &r->a, 0x73, r->b.qpn, ROCE_PSN_A + 1);
+    roce_absent(r);
+    roce_write_one(r, &r->b, 0x74, r->a.qpn, ROCE_PSN_B + 1);
+    roce_absent(r);
+    /* A resends; B, late for the first time, listens on. */
+    roce_expect_write(r, r->b.qpn, ROCE_PSN_A + 1);
+    qt_wait_counter(r->t, QHCA_CNT_RETRIES, 1);
+    roce_ack_a(r, ROCE_PSN_A + 1, 2);
+    qt_cq_expect(r->t, &r->cq, r->a.qpn, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    roce_ack(r, r->b.qpn, ROCE_PSN_B + 1, 2);
+    qt_cq_expect(r->t, &r->cq, r->b.qpn, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_RETRIES), ==, 1);
+    roce_finish(r, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (!qt_init(&argc, &argv)) {
@@ -1206,5 +1303,6 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/roce/hostile-ipv6", test_hostile_ipv6);
     qtest_add_func("/qhca/roce/window", test_window);
     qtest_add_func("/qhca/roce/read-paced", test_read_paced);
+    qtest_add_func("/qhca/roce/timer-late", test_timer_late);
     return g_test_run();
 }

@@ -199,6 +199,8 @@ typedef struct QhcaRequester {
     uint8_t rnr_left;
     bool halted;                /* a WQE failed: send nothing more */
     uint8_t timer;              /* QHCA_TIMER_* */
+    /* The transport timer fired late once: the next expiry counts. */
+    bool timer_late;
     int64_t deadline;           /* of the timer, QEMU_CLOCK_VIRTUAL ns */
 } QhcaRequester;
 

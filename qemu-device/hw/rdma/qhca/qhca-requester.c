@@ -200,6 +200,7 @@ static void qhca_req_acked(QhcaState *s, QhcaQp *qp, uint32_t upto)
     /* Progress: the retry budgets start again. */
     req->retry_left = qp->retry_cnt;
     req->rnr_left = qp->rnr_retry;
+    req->timer_late = false;
     if (req->timer == QHCA_TIMER_RETRY) {
         if (qhca_req_outstanding(qp)) {
             /* Pushed back lazily: the timer re-arms when it fires. */
@@ -380,6 +381,7 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
         return true;
     }
     if (req->timer == QHCA_TIMER_NONE && qp->timeout) {
+        req->timer_late = false;
         qhca_timer_arm(s, qp, QHCA_TIMER_RETRY, qhca_req_timeout_ns(qp));
     }
     return true;
@@ -499,6 +501,24 @@ void qhca_req_timer(QhcaState *s, QhcaQp *qp)
     if (!w) {
         return;
     }
+    /*
+     * Due more than a whole period ago: this QEMU did not run when the
+     * timer was due (a host with no CPU to spare), and the port did not
+     * listen meanwhile.  The ACK may be waiting at it: the main loop
+     * reads the netdev one frame an iteration and then runs the timers
+     * that expired, so the first frame of a backlog comes before this and
+     * the rest after.  A real HCA's receiver never stops; this one is
+     * given one more period to take what came before it calls the
+     * timeout, once: the next expiry counts, late or not, so that a dead
+     * peer still ends in RETRY_EXC_ERR (after at most twice the time).
+     */
+    if (!req->timer_late && now - req->deadline > qhca_req_timeout_ns(qp)) {
+        trace_qhca_req_timer_late(qp->qpn, req->una, now - req->deadline);
+        req->timer_late = true;
+        qhca_timer_arm(s, qp, QHCA_TIMER_RETRY, qhca_req_timeout_ns(qp));
+        return;
+    }
+    req->timer_late = false;
     if (!req->retry_left) {
         qhca_req_fail(s, qp, w, QHCA_WC_RETRY_EXC_ERR,
                       "transport retries exhausted");
