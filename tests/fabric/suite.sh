@@ -19,13 +19,15 @@
 # of guests with an RDMA device on the segment:
 #
 #   stock     the stock verbs and rdma_cm tools (stock.sh)
+#   nic       qhca0's interface as a NIC: ethtool, MTU 9000 and back, and
+#             a function reset it comes back from by itself (nic.sh); last
 #
 # The guests stay up until every one is done (the info server of lib.sh).
 set -u
 here=$(dirname "$(readlink -f "$0")")
 # shellcheck source=tests/fabric/lib.sh
 . "$here"/lib.sh
-all_parts=(stock)
+all_parts=(stock nic)
 read -r -a parts <<< "${FABRIC_PARTS:-${all_parts[*]}}"
 
 if [ -z "$me" ]; then
