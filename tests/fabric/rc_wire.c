@@ -1591,8 +1591,11 @@ static const char *unsupported(const struct test *t)
 	return NULL;
 }
 
+static long test_start;
+
 static void tap(bool ok, const char *name, const char *role)
 {
+	printf("# %s: %ld ms\n", name, now_ms() - test_start);
 	if (!ok)
 		printf("# %s: %s\n", name, why);
 	printf("%s %d %s: %s\n", ok ? "ok" : "not ok", test_num, name, role);
@@ -1611,6 +1614,7 @@ static int run_requester(char **names, int n)
 		int ret;
 
 		test_num = i + 1;
+		test_start = now_ms();
 		why[0] = 0;
 		if (!t) {
 			fail("no such test");
@@ -1687,6 +1691,7 @@ static int run_responder(void)
 		}
 		if (!strcmp(line, "END"))
 			return failed;
+		test_start = now_ms();
 		if (strncmp(line, "TEST ", 5) || !(t = find_test(line + 5))) {
 			ctl_put("NO does not know '%s'", line);
 			printf("not ok %d %s: responder\n", test_num, line);
