@@ -201,6 +201,60 @@ for_each_pair() {
 	done
 }
 
+# run_done CLIENT RETRY_RE DONE_RE CMD...: one run of a tool, its output
+# as diagnostics and in $run_out.  A client (CLIENT=1) runs again while its
+# output matches RETRY_RE (the server is not listening yet), for at most
+# $wait_s seconds; never on any other failure.  Fails unless the tool exits
+# 0 within $wait_s and prints what a complete run prints (DONE_RE).
+run_out=""
+run_done() {
+	local client=$1 retry_re=$2 done_re=$3 end=$((SECONDS + wait_s)) rc
+	shift 3
+	while :; do
+		run_out=$(timeout "$wait_s" "$@" 2>&1)
+		rc=$?
+		if [ $rc = 0 ] || [ "$client" = 0 ] || [ $SECONDS -ge $end ] ||
+		   ! grep -qE "$retry_re" <<< "$run_out"; then
+			break
+		fi
+		sleep 0.5
+	done
+	show <<< "$run_out"
+	[ $rc = 0 ] && grep -qE "$done_re" <<< "$run_out"
+}
+
+# pair_run K SERVE NAME KEY FUNC ARG...: the pair's K-th run, after the
+# pair's K-th barrier, on the pair's K-th tool port: the guest whose
+# "lower" is SERVE runs FUNC ARG... PORT (the server), the other FUNC
+# ARG... PORT SERVER (its client); one TAP line "NAME DEV <- PARTNER
+# (DEV): served" or "NAME DEV -> PARTNER (DEV): client".  A run that
+# pending_why names for KEY is a skip, not run.
+pair_run() {
+	local k=$1 serve=$2 name=$3 key=$4 port what why
+	shift 4
+	port=$(pair_port "$k")
+	if ! pair_barrier "$k"; then
+		not_ok "$name $rdev/$other ($odev): $other did not come within ${arrive_s}s"
+		return
+	fi
+	if [ "$serve" = "$lower" ]; then
+		what="$name $rdev <- $other ($odev): served"
+		why=$(pending_why "$key" "$odev" "$rdev")
+	else
+		what="$name $rdev -> $other ($odev): client"
+		why=$(pending_why "$key" "$rdev" "$odev")
+	fi
+	if [ -n "$why" ]; then
+		skip "$what" "$why"
+	elif [ "$serve" = "$lower" ]; then
+		"$@" "$port"
+		result "$what"
+	else
+		"$@" "$port" "$other"
+		result "$what"
+	fi
+}
+
 # pending_why TOOL CLIENT_DEV SERVER_DEV: the reason a run cannot pass yet,
 # or nothing: the part's own "pending" table, "TOOL CLIENT_DEV>SERVER_DEV"
 # patterns, each with why.  Such a run is reported as a skip, not run;
