@@ -13,7 +13,7 @@
 # "invalid data" (-c: the received buffer is checked) fails it too, as the
 # tool itself does not.
 run_tool() {
-	local tool=$1 port=$2 end=$((SECONDS + wait_s)) out rc done_re
+	local tool=$1 port=$2 done_re
 	local retry_re="Couldn't connect"
 	local -a cmd
 	shift 2
@@ -26,6 +26,11 @@ run_tool() {
 	rc|uc|srq)
 		cmd=(ibv_"$tool"_pingpong -d "$rdev" -g "$gid" -p "$port" -c -s 4096 -n 100)
 		done_re="100 iters in" ;;
+	xsrq)
+		# XRC: a send QP, a receive QP and an SRQ on each side; the tool
+		# has no data check (no -c).
+		cmd=(ibv_xsrq_pingpong -d "$rdev" -g "$gid" -p "$port" -s 4096 -n 100)
+		done_re="^success$" ;;
 	ud)
 		# One message must fit one packet of the port's MTU (1024 on a
 		# 1500-byte Ethernet MTU).
@@ -59,25 +64,17 @@ run_tool() {
 		echo "# run_tool: unknown tool $tool"
 		return 1 ;;
 	esac
-	while :; do
-		out=$(timeout "$wait_s" "${cmd[@]}" "$@" 2>&1)
-		rc=$?
-		if [ $rc = 0 ] || [ "$client" = 0 ] || [ $SECONDS -ge $end ] ||
-		   ! grep -qE "$retry_re" <<< "$out"; then
-			break
-		fi
-		sleep 0.5
-	done
-	show <<< "$out"
-	[ $rc = 0 ] && [[ $out != *"invalid data"* ]] && grep -qE "$done_re" <<< "$out"
+	run_done "$client" "$retry_re" "$done_re" "${cmd[@]}" "$@" &&
+		[[ $run_out != *"invalid data"* ]]
 }
 
 # What every pair runs, in this order, each tool with the lower guest of
 # the pair serving first.
-tools=(rc uc ud srq write_bw rping ucmatose)
+tools=(rc uc ud srq xsrq write_bw rping ucmatose)
 declare -A tool_name=(
 	[rc]="ibv_rc_pingpong -c" [uc]="ibv_uc_pingpong -c"
 	[ud]="ibv_ud_pingpong -c" [srq]="ibv_srq_pingpong -c"
+	[xsrq]="ibv_xsrq_pingpong"
 	[write_bw]="ib_write_bw -x" [rping]="rping -V" [ucmatose]="ucmatose"
 )
 
@@ -87,36 +84,19 @@ pending=(
 	["rc qhca0>rxe0"]="ibv_rc_pingpong between qhca0 and rxe0 ends in RETRY_EXC_ERR on qhca0 in some runs (2 of 8): rxe0 stops answering for longer than qhca0's 7 retries of 67 ms"
 	["rc rxe0>qhca0"]="ibv_rc_pingpong between qhca0 and rxe0 ends in RETRY_EXC_ERR on qhca0 in some runs (2 of 8): rxe0 stops answering for longer than qhca0's 7 retries of 67 ms"
 	["srq qhca0>rxe0"]="ibv_srq_pingpong from qhca0 to rxe0 stalls in some runs: neither side completes"
+	# Not qhca's to fix: rxe has no XRC domains (these stay while it has none).
+	["xsrq rxe?>*"]="rxe has no XRC: ibv_open_xrcd fails with EOPNOTSUPP on rxe"
+	["xsrq *>rxe?"]="rxe has no XRC: ibv_open_xrcd fails with EOPNOTSUPP on rxe"
 )
 
 # stock_pair: every tool between this guest and $other, both ways.
 stock_pair() {
-	local t serve k=0 port what why
+	local t serve k=0
 	for t in "${tools[@]}"; do
 		# The lower guest serves first, then the other.
 		for serve in 1 0; do
 			k=$((k + 1))
-			port=$(pair_port "$k")
-			if ! pair_barrier "$k"; then
-				not_ok "${tool_name[$t]} $rdev/$other ($odev): $other did not come within ${arrive_s}s"
-				continue
-			fi
-			if [ "$serve" = "$lower" ]; then
-				what="${tool_name[$t]} $rdev <- $other ($odev): served"
-				why=$(pending_why "$t" "$odev" "$rdev")
-			else
-				what="${tool_name[$t]} $rdev -> $other ($odev): client"
-				why=$(pending_why "$t" "$rdev" "$odev")
-			fi
-			if [ -n "$why" ]; then
-				skip "$what" "$why"
-			elif [ "$serve" = "$lower" ]; then
-				run_tool "$t" "$port"
-				result "$what"
-			else
-				run_tool "$t" "$port" "$other"
-				result "$what"
-			fi
+			pair_run "$k" "$serve" "${tool_name[$t]}" "$t" run_tool "$t"
 		done
 	done
 }
