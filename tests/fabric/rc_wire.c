@@ -232,9 +232,23 @@ struct test {
 	int (*resp)(struct wire *w);	/* responder, after READY */
 };
 
-static uint32_t seed_of(const struct wire *w, int q, int i)
+static uint32_t seed_of(int q, int i)
 {
 	return (uint32_t)(test_num << 16 | q << 8 | i) * 2654435761u;
+}
+
+/* The NMSG messages of the opcode tests (QP 0's), one an area of base. */
+static int check_all(const char *kind, const uint8_t *base)
+{
+	char what[64];
+
+	for (int i = 0; i < NMSG; i++) {
+		snprintf(what, sizeof(what), "%s %d", kind, i);
+		if (check_msg(what, base + i * MSG_SLOT, sizes[i], MSG_SLOT,
+			      seed_of(0, i)))
+			return -1;
+	}
+	return 0;
 }
 
 static uint8_t *lslot(struct wire *w, int q) { return w->lbuf + q * w->slot; }
@@ -402,27 +416,11 @@ static int setup(struct wire *w, const struct test *t, bool requester)
 
 /* ---- posting and polling ------------------------------------------ */
 
-static int post(struct wire *w, int q, uint64_t id, enum ibv_wr_opcode op,
-		uint8_t *buf, uint32_t len, uint64_t raddr, uint32_t rkey)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf, .length = len, .lkey = w->lmr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-	int ret;
-
-	if (buf >= w->tbuf && buf < w->tbuf + w->size)
-		sge.lkey = w->tmr->lkey;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	ret = ibv_post_send(w->qp[q], &wr, &bad);
-	return ret ? fail("ibv_post_send QP %d opcode %d: %s", q, op,
-			  strerror(ret)) : 0;
-}
-
+/*
+ * One signaled WR of len bytes at buf (a local or a target buffer), to
+ * raddr/rkey for the RDMA opcodes; imm is the immediate of the _WITH_IMM
+ * opcodes and the key SEND_WITH_INV invalidates.
+ */
 static int post_imm(struct wire *w, int q, uint64_t id, enum ibv_wr_opcode op,
 		    uint8_t *buf, uint32_t len, uint64_t raddr, uint32_t rkey,
 		    uint32_t imm)
@@ -436,6 +434,8 @@ static int post_imm(struct wire *w, int q, uint64_t id, enum ibv_wr_opcode op,
 	}, *bad;
 	int ret;
 
+	if (buf >= w->tbuf && buf < w->tbuf + w->size)
+		sge.lkey = w->tmr->lkey;
 	if (op == IBV_WR_SEND_WITH_INV)
 		wr.invalidate_rkey = imm;
 	else
@@ -445,6 +445,12 @@ static int post_imm(struct wire *w, int q, uint64_t id, enum ibv_wr_opcode op,
 	ret = ibv_post_send(w->qp[q], &wr, &bad);
 	return ret ? fail("ibv_post_send QP %d opcode %d: %s", q, op,
 			  strerror(ret)) : 0;
+}
+
+static int post(struct wire *w, int q, uint64_t id, enum ibv_wr_opcode op,
+		uint8_t *buf, uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	return post_imm(w, q, id, op, buf, len, raddr, rkey, 0);
 }
 
 static int post_atomic(struct wire *w, uint64_t id, enum ibv_wr_opcode op,
@@ -653,7 +659,7 @@ static int send_prep(struct wire *w)
 {
 	for (int i = 0; i < NMSG; i++) {
 		poison(tslot(w, 0) + i * MSG_SLOT, MSG_SLOT,
-		       seed_of(w, 0, i) + POISON_SEED);
+		       seed_of(0, i) + POISON_SEED);
 		if (post_recv(w, 0, i, tslot(w, 0) + i * MSG_SLOT, MSG_SLOT))
 			return -1;
 	}
@@ -667,7 +673,7 @@ static int send_req(struct wire *w)
 	for (int i = 0; i < NMSG; i++) {
 		uint8_t *b = lslot(w, 0) + i * MSG_SLOT;
 
-		fill(b, sizes[i], seed_of(w, 0, i));
+		fill(b, sizes[i], seed_of(0, i));
 		if (imm ? post_imm(w, 0, i, IBV_WR_SEND_WITH_IMM, b, sizes[i],
 				   0, 0, imm_of(i)) :
 			  post(w, 0, i, IBV_WR_SEND, b, sizes[i], 0, 0))
@@ -704,17 +710,13 @@ static int send_resp(struct wire *w)
 {
 	bool imm = imm_test(w);
 	struct ibv_wc wc;
-	char what[64];
 
-	for (int i = 0; i < NMSG; i++) {
+	for (int i = 0; i < NMSG; i++)
 		if (expect_wc(w->rcq, i, IBV_WC_SUCCESS, -1, &wc) ||
 		    check_recv_wc(&wc, i, IBV_WC_RECV, sizes[i], imm))
 			return -1;
-		snprintf(what, sizeof(what), "message %d", i);
-		if (check_msg(what, tslot(w, 0) + i * MSG_SLOT, sizes[i],
-			      MSG_SLOT, seed_of(w, 0, i)))
-			return -1;
-	}
+	if (check_all("message", tslot(w, 0)))
+		return -1;
 	return wait_done(w);
 }
 
@@ -723,7 +725,7 @@ static int write_prep(struct wire *w)
 {
 	for (int i = 0; i < NMSG; i++) {
 		poison(tslot(w, 0) + i * MSG_SLOT, MSG_SLOT,
-		       seed_of(w, 0, i) + POISON_SEED);
+		       seed_of(0, i) + POISON_SEED);
 		if (imm_test(w) && post_recv(w, 0, i, NULL, 0))
 			return -1;
 	}
@@ -738,7 +740,7 @@ static int write_req(struct wire *w)
 		uint8_t *b = lslot(w, 0) + i * MSG_SLOT;
 		uint64_t ra = rslot(w, 0) + i * MSG_SLOT;
 
-		fill(b, sizes[i], seed_of(w, 0, i));
+		fill(b, sizes[i], seed_of(0, i));
 		if (imm ? post_imm(w, 0, i, IBV_WR_RDMA_WRITE_WITH_IMM, b,
 				   sizes[i], ra, w->rem[0].rkey, imm_of(i)) :
 			  post(w, 0, i, IBV_WR_RDMA_WRITE, b, sizes[i], ra,
@@ -755,7 +757,6 @@ static int write_req(struct wire *w)
 static int write_resp(struct wire *w)
 {
 	struct ibv_wc wc;
-	char what[64];
 
 	if (imm_test(w))
 		for (int i = 0; i < NMSG; i++)
@@ -765,31 +766,23 @@ static int write_resp(struct wire *w)
 				return -1;
 	if (wait_done(w))
 		return -1;
-	for (int i = 0; i < NMSG; i++) {
-		snprintf(what, sizeof(what), "write %d", i);
-		if (check_msg(what, tslot(w, 0) + i * MSG_SLOT, sizes[i],
-			      MSG_SLOT, seed_of(w, 0, i)))
-			return -1;
-	}
-	return 0;
+	return check_all("write", tslot(w, 0));
 }
 
 /* read: the responder's areas hold the data, the requester's poison. */
 static int read_prep(struct wire *w)
 {
 	for (int i = 0; i < NMSG; i++)
-		fill(tslot(w, 0) + i * MSG_SLOT, MSG_SLOT, seed_of(w, 0, i));
+		fill(tslot(w, 0) + i * MSG_SLOT, MSG_SLOT, seed_of(0, i));
 	return 0;
 }
 
 static int read_req(struct wire *w)
 {
-	char what[64];
-
 	for (int i = 0; i < NMSG; i++) {
 		uint8_t *b = lslot(w, 0) + i * MSG_SLOT;
 
-		poison(b, MSG_SLOT, seed_of(w, 0, i) + POISON_SEED);
+		poison(b, MSG_SLOT, seed_of(0, i) + POISON_SEED);
 		if (post(w, 0, i, IBV_WR_RDMA_READ, b, sizes[i],
 			 rslot(w, 0) + i * MSG_SLOT, w->rem[0].rkey))
 			return -1;
@@ -798,13 +791,7 @@ static int read_req(struct wire *w)
 		if (expect_wc(w->scq, i, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
 			      NULL))
 			return -1;
-	for (int i = 0; i < NMSG; i++) {
-		snprintf(what, sizeof(what), "read %d", i);
-		if (check_msg(what, lslot(w, 0) + i * MSG_SLOT, sizes[i],
-			      MSG_SLOT, seed_of(w, 0, i)))
-			return -1;
-	}
-	return 0;
+	return check_all("read", lslot(w, 0));
 }
 
 static int read_resp(struct wire *w)
@@ -813,7 +800,7 @@ static int read_resp(struct wire *w)
 		return -1;
 	for (int i = 0; i < NMSG; i++)
 		if (mismatch(tslot(w, 0) + i * MSG_SLOT, MSG_SLOT,
-			     seed_of(w, 0, i), false) >= 0)
+			     seed_of(0, i), false) >= 0)
 			return fail("a READ changed the responder's area %d", i);
 	return 0;
 }
@@ -895,8 +882,8 @@ static int inv_prep(struct wire *w)
 	}, *bad;
 	uint32_t rkey;
 
-	poison(tslot(w, 0), MSG_SLOT, seed_of(w, 0, 0) + POISON_SEED);
-	poison(tslot(w, 0) + MSG_SLOT, MSG_SLOT, seed_of(w, 0, 1) + POISON_SEED);
+	poison(tslot(w, 0), MSG_SLOT, seed_of(0, 0) + POISON_SEED);
+	poison(tslot(w, 0) + MSG_SLOT, MSG_SLOT, seed_of(0, 1) + POISON_SEED);
 	w->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	if (!w->mw)
 		return fail("ibv_alloc_mw type 2: %s", strerror(errno));
@@ -922,9 +909,9 @@ static int inv_req(struct wire *w)
 
 	if (!w->extra)
 		return fail("the responder gave no window");
-	fill(b0, 5000, seed_of(w, 0, 0));
-	fill(b1, 1024, seed_of(w, 0, 1));
-	fill(b2, 5000, seed_of(w, 0, 2));
+	fill(b0, 5000, seed_of(0, 0));
+	fill(b1, 1024, seed_of(0, 1));
+	fill(b2, 5000, seed_of(0, 2));
 	if (post(w, 0, 0, IBV_WR_RDMA_WRITE, b0, 5000, rslot(w, 0), w->extra) ||
 	    expect_wc(w->scq, 0, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL))
 		return -1;
@@ -950,11 +937,11 @@ static int inv_resp(struct wire *w)
 		return fail("the receive has byte_len %u, expected 1024",
 			    wc.byte_len);
 	if (check_msg("the SEND_WITH_INV", tslot(w, 0) + MSG_SLOT, 1024,
-		      MSG_SLOT, seed_of(w, 0, 1)) || wait_done(w))
+		      MSG_SLOT, seed_of(0, 1)) || wait_done(w))
 		return -1;
 	/* The first WRITE landed; the one after the invalidation did not. */
 	return check_msg("the WRITE through the window", tslot(w, 0), 5000,
-			 MSG_SLOT, seed_of(w, 0, 0));
+			 MSG_SLOT, seed_of(0, 0));
 }
 
 /* ---- the error statuses ----------------------------------------------- */
@@ -972,7 +959,7 @@ static int untouched_resp(struct wire *w)
 /* bad_rkey: a WRITE with a wrong key for the right MR. */
 static int bad_rkey_req(struct wire *w)
 {
-	fill(lslot(w, 0), 1024, seed_of(w, 0, 0));
+	fill(lslot(w, 0), 1024, seed_of(0, 0));
 	if (post(w, 0, 0, IBV_WR_RDMA_WRITE, lslot(w, 0), 1024, rslot(w, 0),
 		 w->rem[0].rkey ^ 0xff) ||
 	    expect_wc(w->scq, 0, IBV_WC_REM_ACCESS_ERR, -1, NULL))
@@ -987,7 +974,7 @@ static int oob_req(struct wire *w)
 	struct ibv_wc wc;
 	bool seen[2] = { false, false };
 
-	fill(lslot(w, 0), 64, seed_of(w, 0, 0));
+	fill(lslot(w, 0), 64, seed_of(0, 0));
 	if (post(w, 0, 0, IBV_WR_RDMA_WRITE, lslot(w, 0), 64, end - 32,
 		 w->rem[0].rkey) ||
 	    post(w, 1, 1, IBV_WR_RDMA_READ, lslot(w, 1), 128,
@@ -1015,7 +1002,7 @@ static int oob_req(struct wire *w)
 /* rnr0: a SEND with no receive posted and rnr_retry 0. */
 static int rnr0_req(struct wire *w)
 {
-	fill(lslot(w, 0), 64, seed_of(w, 0, 0));
+	fill(lslot(w, 0), 64, seed_of(0, 0));
 	if (post(w, 0, 0, IBV_WR_SEND, lslot(w, 0), 64, 0, 0) ||
 	    expect_wc(w->scq, 0, IBV_WC_RNR_RETRY_EXC_ERR, -1, NULL))
 		return -1;
@@ -1046,13 +1033,13 @@ static int rnr_late_prep(struct wire *w)
 		return fail("%s has no hw counter of the RNR NAKs it sends",
 			    dev_name);
 	w->counter0 = counter_fresh(c);
-	poison(tslot(w, 0), MSG_SLOT, seed_of(w, 0, 0) + POISON_SEED);
+	poison(tslot(w, 0), MSG_SLOT, seed_of(0, 0) + POISON_SEED);
 	return 0;
 }
 
 static int rnr_late_req(struct wire *w)
 {
-	fill(lslot(w, 0), 5000, seed_of(w, 0, 0));
+	fill(lslot(w, 0), 5000, seed_of(0, 0));
 	if (post(w, 0, 0, IBV_WR_SEND, lslot(w, 0), 5000, 0, 0) ||
 	    ctl_put("POSTED"))
 		return -1;
@@ -1075,7 +1062,7 @@ static int rnr_late_resp(struct wire *w)
 	    expect_wc(w->rcq, 0, IBV_WC_SUCCESS, -1, &wc) ||
 	    check_recv_wc(&wc, 0, IBV_WC_RECV, 5000, false) ||
 	    check_msg("the SEND", tslot(w, 0), 5000, MSG_SLOT,
-		      seed_of(w, 0, 0)))
+		      seed_of(0, 0)))
 		return -1;
 	return wait_done(w);
 }
@@ -1094,12 +1081,12 @@ static int qp64_prep(struct wire *w)
 	for (int q = 0; q < w->nqp; q++) {
 		uint8_t *t = tslot(w, q);
 
-		poison(t, 8 * KB, seed_of(w, q, 0) + POISON_SEED);
+		poison(t, 8 * KB, seed_of(q, 0) + POISON_SEED);
 		for (int r = 0; r < QP64_ROUNDS; r++)
 			if (post_recv(w, q, (uint64_t)q << 8 | r,
 				      t + 8 * KB + r * KB, KB))
 				return -1;
-		fill(t + 12 * KB, 4 * KB, seed_of(w, q, 9));
+		fill(t + 12 * KB, 4 * KB, seed_of(q, 9));
 	}
 	return 0;
 }
@@ -1115,8 +1102,8 @@ static int qp64_req(struct wire *w)
 		uint32_t rk = w->rem[q].rkey;
 
 		for (int r = 0; r < QP64_ROUNDS; r++) {
-			fill(l + r * 2 * KB, 2 * KB, seed_of(w, q, r));
-			fill(l + 8 * KB + r * KB, KB, seed_of(w, q, 4 + r));
+			fill(l + r * 2 * KB, 2 * KB, seed_of(q, r));
+			fill(l + 8 * KB + r * KB, KB, seed_of(q, 4 + r));
 			if (post(w, q, (uint64_t)q << 8 | 2 * r,
 				 IBV_WR_RDMA_WRITE, l + r * 2 * KB, 2 * KB,
 				 ra + r * 2 * KB, rk) ||
@@ -1149,7 +1136,7 @@ static int qp64_req(struct wire *w)
 		next[q]++;
 	}
 	for (int q = 0; q < w->nqp; q++)
-		if (mismatch(lslot(w, q) + 12 * KB, 4 * KB, seed_of(w, q, 9),
+		if (mismatch(lslot(w, q) + 12 * KB, 4 * KB, seed_of(q, 9),
 			     false) >= 0)
 			return fail("QP %d: the READ's data differs", q);
 	return 0;
@@ -1180,7 +1167,7 @@ static int qp64_resp(struct wire *w)
 			return -1;
 		snprintf(what, sizeof(what), "QP %d SEND %d", q, r);
 		if (check_msg(what, tslot(w, q) + 8 * KB + r * KB, KB, KB,
-			      seed_of(w, q, 4 + r)))
+			      seed_of(q, 4 + r)))
 			return -1;
 		next[q]++;
 	}
@@ -1190,7 +1177,7 @@ static int qp64_resp(struct wire *w)
 		for (int r = 0; r < QP64_ROUNDS; r++) {
 			snprintf(what, sizeof(what), "QP %d WRITE %d", q, r);
 			if (check_msg(what, tslot(w, q) + r * 2 * KB, 2 * KB,
-				      2 * KB, seed_of(w, q, r)))
+				      2 * KB, seed_of(q, r)))
 				return -1;
 		}
 	return 0;
@@ -1199,26 +1186,82 @@ static int qp64_resp(struct wire *w)
 /* ---- loss on the wire (qhca's injector) ------------------------------ */
 
 /*
- * loss: the requester's device drops its next requests (drop N) before
- * each of a WRITE, a fetch-and-add, a READ and a SEND: each completes
- * with its data intact by retransmission, the fetch-and-add executed once,
- * and the device's wire_drops and retries counters show it.
+ * The lossy tests' steps, each one operation waited for: 0 a WRITE of
+ * wlen bytes into area 0, 1 a fetch-and-add of the word at area 2, 2 a
+ * READ of 5000 bytes from area 3, 3 a SEND of 5000 bytes into a receive
+ * at area 1.  Each must complete with its data intact.
  */
-static const int loss_drops[] = { 3, 1, 1, 2 };
-
-static int loss_prep(struct wire *w)
+static int lossy_prep(struct wire *w)
 {
-	poison(tslot(w, 0), MSG_SLOT, seed_of(w, 0, 0) + POISON_SEED);
-	poison(tslot(w, 0) + MSG_SLOT, MSG_SLOT, seed_of(w, 0, 3) + POISON_SEED);
+	poison(tslot(w, 0), MSG_SLOT, seed_of(0, 0) + POISON_SEED);
+	poison(tslot(w, 0) + MSG_SLOT, MSG_SLOT, seed_of(0, 3) + POISON_SEED);
 	*(uint64_t *)(tslot(w, 0) + 2 * MSG_SLOT) = FAA_OLD;
-	fill(tslot(w, 0) + 3 * MSG_SLOT, 5000, seed_of(w, 0, 2));
+	fill(tslot(w, 0) + 3 * MSG_SLOT, 5000, seed_of(0, 2));
 	return post_recv(w, 0, 3, tslot(w, 0) + MSG_SLOT, MSG_SLOT);
 }
 
-static int loss_req(struct wire *w)
+static int lossy_step(struct wire *w, int i, uint32_t wlen)
 {
 	uint8_t *l = lslot(w, 0);
 	uint64_t ra = rslot(w, 0), *res = (uint64_t *)(l + 2 * MSG_SLOT);
+
+	switch (i) {
+	case 0:
+		fill(l, wlen, seed_of(0, 0));
+		return post(w, 0, 0, IBV_WR_RDMA_WRITE, l, wlen, ra,
+			    w->rem[0].rkey) ||
+		       expect_wc(w->scq, 0, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+				 NULL) ? -1 : 0;
+	case 1:
+		if (post_atomic(w, 1, IBV_WR_ATOMIC_FETCH_AND_ADD,
+				(uint8_t *)res, ra + 2 * MSG_SLOT, FAA_ADD1, 0) ||
+		    expect_wc(w->scq, 1, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD, NULL))
+			return -1;
+		if (*res != FAA_OLD)
+			return fail("the fetch-and-add returned %#llx, expected %#llx",
+				    (unsigned long long)*res, FAA_OLD);
+		return 0;
+	case 2:
+		poison(l + 3 * MSG_SLOT, MSG_SLOT, seed_of(0, 2) + POISON_SEED);
+		return post(w, 0, 2, IBV_WR_RDMA_READ, l + 3 * MSG_SLOT, 5000,
+			    ra + 3 * MSG_SLOT, w->rem[0].rkey) ||
+		       expect_wc(w->scq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+				 NULL) ||
+		       check_msg("the READ", l + 3 * MSG_SLOT, 5000, MSG_SLOT,
+				 seed_of(0, 2)) ? -1 : 0;
+	default:
+		fill(l + MSG_SLOT, 5000, seed_of(0, 3));
+		return post(w, 0, 3, IBV_WR_SEND, l + MSG_SLOT, 5000, 0, 0) ||
+		       expect_wc(w->scq, 3, IBV_WC_SUCCESS, IBV_WC_SEND,
+				 NULL) ? -1 : 0;
+	}
+}
+
+/* The responder, after DONE: the WRITE landed, the add executed once. */
+static int lossy_check(struct wire *w, uint32_t wlen)
+{
+	uint64_t v = *(uint64_t *)(tslot(w, 0) + 2 * MSG_SLOT);
+
+	if (check_msg("the WRITE", tslot(w, 0), wlen, MSG_SLOT,
+		      seed_of(0, 0)))
+		return -1;
+	if (v != FAA_OLD + FAA_ADD1)
+		return fail("the fetch-and-add left %#llx, expected %#llx (executed once)",
+			    (unsigned long long)v, FAA_OLD + FAA_ADD1);
+	return 0;
+}
+
+/*
+ * loss: the requester's device drops its next requests (drop N) before
+ * each step: the first 3 packets of a 64 KiB WRITE, the fetch-and-add,
+ * the READ request, the first 2 packets of the SEND.  Each completes by
+ * retransmission, and the device's wire_drops and retries counters show
+ * it.
+ */
+static const int loss_drops[] = { 3, 1, 1, 2 };
+
+static int loss_req(struct wire *w)
+{
 	long drops0, retries0, drops1, retries1;
 	int want = 0;
 	char fault[32];
@@ -1227,50 +1270,11 @@ static int loss_req(struct wire *w)
 	retries0 = counter("retries");
 	if (drops0 < 0 || retries0 < 0)
 		return fail("%s has no wire_drops or retries counter", dev_name);
-	fill(l, 65536, seed_of(w, 0, 0));
-	fill(l + MSG_SLOT, 5000, seed_of(w, 0, 3));
-	poison(l + 3 * MSG_SLOT, MSG_SLOT, seed_of(w, 0, 2) + POISON_SEED);
 	for (int i = 0; i < 4; i++) {
 		snprintf(fault, sizeof(fault), "drop %d", loss_drops[i]);
 		want += loss_drops[i];
-		if (inject(fault))
+		if (inject(fault) || lossy_step(w, i, MSG_SLOT))
 			return -1;
-		switch (i) {
-		case 0:
-			if (post(w, 0, 0, IBV_WR_RDMA_WRITE, l, 65536, ra,
-				 w->rem[0].rkey) ||
-			    expect_wc(w->scq, 0, IBV_WC_SUCCESS,
-				      IBV_WC_RDMA_WRITE, NULL))
-				return -1;
-			break;
-		case 1:
-			if (post_atomic(w, 1, IBV_WR_ATOMIC_FETCH_AND_ADD,
-					(uint8_t *)res, ra + 2 * MSG_SLOT,
-					FAA_ADD1, 0) ||
-			    expect_wc(w->scq, 1, IBV_WC_SUCCESS,
-				      IBV_WC_FETCH_ADD, NULL))
-				return -1;
-			if (*res != FAA_OLD)
-				return fail("the fetch-and-add returned %#llx, expected %#llx",
-					    (unsigned long long)*res, FAA_OLD);
-			break;
-		case 2:
-			if (post(w, 0, 2, IBV_WR_RDMA_READ, l + 3 * MSG_SLOT,
-				 5000, ra + 3 * MSG_SLOT, w->rem[0].rkey) ||
-			    expect_wc(w->scq, 2, IBV_WC_SUCCESS,
-				      IBV_WC_RDMA_READ, NULL) ||
-			    check_msg("the READ", l + 3 * MSG_SLOT, 5000,
-				      MSG_SLOT, seed_of(w, 0, 2)))
-				return -1;
-			break;
-		case 3:
-			if (post(w, 0, 3, IBV_WR_SEND, l + MSG_SLOT, 5000, 0,
-				 0) ||
-			    expect_wc(w->scq, 3, IBV_WC_SUCCESS, IBV_WC_SEND,
-				      NULL))
-				return -1;
-			break;
-		}
 	}
 	drops1 = counter_fresh("wire_drops");
 	retries1 = counter("retries");
@@ -1288,91 +1292,49 @@ static int loss_req(struct wire *w)
 static int loss_resp(struct wire *w)
 {
 	struct ibv_wc wc;
-	uint64_t v = *(uint64_t *)(tslot(w, 0) + 2 * MSG_SLOT);
 
 	if (expect_wc(w->rcq, 3, IBV_WC_SUCCESS, -1, &wc) ||
 	    check_recv_wc(&wc, 3, IBV_WC_RECV, 5000, false) ||
 	    check_msg("the SEND", tslot(w, 0) + MSG_SLOT, 5000, MSG_SLOT,
-		      seed_of(w, 0, 3)) || wait_done(w) ||
-	    check_msg("the WRITE", tslot(w, 0), 65536, MSG_SLOT,
-		      seed_of(w, 0, 0)))
+		      seed_of(0, 3)) || wait_done(w))
 		return -1;
-	v = *(uint64_t *)(tslot(w, 0) + 2 * MSG_SLOT);
-	if (v != FAA_OLD + FAA_ADD1)
-		return fail("the fetch-and-add left %#llx, expected %#llx (executed once)",
-			    (unsigned long long)v, FAA_OLD + FAA_ADD1);
-	return 0;
+	return lossy_check(w, MSG_SLOT);
 }
 
 /*
  * loss_ack: the responder's device drops its own answers: the ACK of a
- * WRITE, the response of a fetch-and-add, the first two packets of a READ
- * response.  The requester retransmits; the responder answers the
- * duplicates from its state, executing the fetch-and-add once.
+ * 1 KiB WRITE, the response of the fetch-and-add, the first two packets
+ * of the READ response.  The requester retransmits; the responder answers
+ * the duplicates from its state, executing the fetch-and-add once.
  */
 static const char *const ack_steps[] = { "drop 1", "drop 1", "drop 2" };
 
 static int loss_ack_prep(struct wire *w)
 {
-	poison(tslot(w, 0), MSG_SLOT, seed_of(w, 0, 0) + POISON_SEED);
-	*(uint64_t *)(tslot(w, 0) + 2 * MSG_SLOT) = FAA_OLD;
-	fill(tslot(w, 0) + 3 * MSG_SLOT, 5000, seed_of(w, 0, 2));
 	w->counter0 = counter_fresh("wire_drops");
 	if (w->counter0 < 0)
 		return fail("%s has no wire_drops counter", dev_name);
-	return 0;
+	return lossy_prep(w);
 }
 
 static int loss_ack_req(struct wire *w)
 {
-	uint8_t *l = lslot(w, 0);
-	uint64_t ra = rslot(w, 0), *res = (uint64_t *)(l + 2 * MSG_SLOT);
 	char line[64];
 
-	fill(l, 1024, seed_of(w, 0, 0));
-	poison(l + 3 * MSG_SLOT, MSG_SLOT, seed_of(w, 0, 2) + POISON_SEED);
 	for (int i = 0; i < 3; i++) {
 		if (ctl_put("ARM") || ctl_get(line, sizeof(line)))
 			return -1;
 		if (strcmp(line, "ARMED"))
 			return fail("control channel: '%s', expected ARMED",
 				    line);
-		switch (i) {
-		case 0:
-			if (post(w, 0, 0, IBV_WR_RDMA_WRITE, l, 1024, ra,
-				 w->rem[0].rkey) ||
-			    expect_wc(w->scq, 0, IBV_WC_SUCCESS,
-				      IBV_WC_RDMA_WRITE, NULL))
-				return -1;
-			break;
-		case 1:
-			if (post_atomic(w, 1, IBV_WR_ATOMIC_FETCH_AND_ADD,
-					(uint8_t *)res, ra + 2 * MSG_SLOT,
-					FAA_ADD1, 0) ||
-			    expect_wc(w->scq, 1, IBV_WC_SUCCESS,
-				      IBV_WC_FETCH_ADD, NULL))
-				return -1;
-			if (*res != FAA_OLD)
-				return fail("the fetch-and-add returned %#llx, expected %#llx",
-					    (unsigned long long)*res, FAA_OLD);
-			break;
-		case 2:
-			if (post(w, 0, 2, IBV_WR_RDMA_READ, l + 3 * MSG_SLOT,
-				 5000, ra + 3 * MSG_SLOT, w->rem[0].rkey) ||
-			    expect_wc(w->scq, 2, IBV_WC_SUCCESS,
-				      IBV_WC_RDMA_READ, NULL) ||
-			    check_msg("the READ", l + 3 * MSG_SLOT, 5000,
-				      MSG_SLOT, seed_of(w, 0, 2)))
-				return -1;
-			break;
-		}
+		if (lossy_step(w, i, KB))
+			return -1;
 	}
 	return 0;
 }
 
 static int loss_ack_resp(struct wire *w)
 {
-	uint64_t v;
 	long drops;
 
 	for (int i = 0; i < 3; i++)
@@ -1386,14 +1348,7 @@ static int loss_ack_resp(struct wire *w)
 	if (drops - w->counter0 != 4)
 		return fail("wire_drops rose by %ld, expected 4",
 			    drops - w->counter0);
-	if (check_msg("the WRITE", tslot(w, 0), 1024, MSG_SLOT,
-		      seed_of(w, 0, 0)))
-		return -1;
-	v = *(uint64_t *)(tslot(w, 0) + 2 * MSG_SLOT);
-	if (v != FAA_OLD + FAA_ADD1)
-		return fail("the fetch-and-add left %#llx, expected %#llx (executed once)",
-			    (unsigned long long)v, FAA_OLD + FAA_ADD1);
-	return 0;
+	return lossy_check(w, KB);
 }
 
 /*
@@ -1413,7 +1368,7 @@ static int link_req(struct wire *w)
 	if (drops0 < 0 || downed0 < 0)
 		return fail("%s has no wire_drops or link_downed counter",
 			    dev_name);
-	fill(lslot(w, 0), 5000, seed_of(w, 0, 0));
+	fill(lslot(w, 0), 5000, seed_of(0, 0));
 	if (inject("link_down"))
 		return -1;
 	if (post(w, 0, 0, IBV_WR_RDMA_WRITE, lslot(w, 0), 5000, rslot(w, 0),
@@ -1437,12 +1392,12 @@ static int link_req(struct wire *w)
 static int link_resp(struct wire *w)
 {
 	return wait_done(w) || check_msg("the WRITE", tslot(w, 0), 5000,
-					 MSG_SLOT, seed_of(w, 0, 0));
+					 MSG_SLOT, seed_of(0, 0));
 }
 
 static int link_prep(struct wire *w)
 {
-	poison(tslot(w, 0), MSG_SLOT, seed_of(w, 0, 0) + POISON_SEED);
+	poison(tslot(w, 0), MSG_SLOT, seed_of(0, 0) + POISON_SEED);
 	return 0;
 }
 
@@ -1467,7 +1422,7 @@ static int kill_req(struct wire *w)
 	char line[64];
 	enum ibv_wc_status first = IBV_WC_SUCCESS;
 
-	fill(lslot(w, 0), 16 * KB, seed_of(w, 0, 0));
+	fill(lslot(w, 0), 16 * KB, seed_of(0, 0));
 	for (;;) {
 		while (first == IBV_WC_SUCCESS &&
 		       posted - done < KILL_INFLIGHT) {
@@ -1564,7 +1519,7 @@ static const struct test tests[] = {
 	  rnr_late_resp },
 	{ "qp64", MAX_QPS, 16 * KB, RC_TIMERS, false, qp64_prep, qp64_req,
 	  qp64_resp },
-	{ "loss", ONE, RC_TIMERS, false, loss_prep, loss_req, loss_resp },
+	{ "loss", ONE, RC_TIMERS, false, lossy_prep, loss_req, loss_resp },
 	{ "loss_ack", ONE, RC_TIMERS, false, loss_ack_prep, loss_ack_req,
 	  loss_ack_resp },
 	{ "link", ONE, 17, 7, 7, 1, false, link_prep, link_req, link_resp },
