@@ -243,9 +243,10 @@ static bool qhca_engine_step(QhcaState *s, QhcaQp *qp)
 /*
  * One round under the lock: take the FIFO and the frames the netdev
  * brought, then give one step to each QP that was runnable when the round
- * began.  True if work is left.
+ * began.  True if work is left.  Also run by qhca-net.c on the main loop
+ * for a received frame, when the engine is idle.
  */
-static bool qhca_engine_round_locked(QhcaState *s)
+bool qhca_engine_round_locked(QhcaState *s)
 {
     QhcaEngine *e = &s->engine;
     QhcaQp *last;

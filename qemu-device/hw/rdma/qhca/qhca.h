@@ -432,6 +432,7 @@ void qhca_engine_init(QhcaState *s);
 void qhca_engine_fini(QhcaState *s);
 void qhca_engine_reset(QhcaState *s);
 void qhca_engine_wake(QhcaState *s);
+bool qhca_engine_round_locked(QhcaState *s);
 void qhca_engine_irq_later(QhcaState *s, unsigned vector);
 void qhca_engine_kick_qp(QhcaState *s, QhcaQp *qp, uint32_t why);
 void qhca_engine_doorbell_qp(QhcaState *s, QhcaQp *qp, uint32_t why);
