@@ -19,6 +19,8 @@
 # of guests with an RDMA device on the segment:
 #
 #   stock     the stock verbs and rdma_cm tools (stock.sh)
+#   perftest  the eight perftest RC tests, -x and -R (perftest.sh)
+#   cm        udaddy, mckey, rdma_server/rdma_client (cm.sh)
 #   rc_wire   the RC data checks across the wire: every opcode, the error
 #             statuses, RNR, loss, 64 QPs, a killed peer (rc_wire.sh)
 #   nic       qhca0's interface as a NIC: ethtool, MTU 9000 and back, and
@@ -29,7 +31,7 @@ set -u
 here=$(dirname "$(readlink -f "$0")")
 # shellcheck source=tests/fabric/lib.sh
 . "$here"/lib.sh
-all_parts=(stock rc_wire nic)
+all_parts=(stock perftest cm rc_wire nic)
 read -r -a parts <<< "${FABRIC_PARTS:-${all_parts[*]}}"
 
 if [ -z "$me" ]; then

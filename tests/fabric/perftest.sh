@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Part "perftest" of the fabric suite (sourced by suite.sh): the eight
+# perftest RC tests (write, read, send and atomic; bandwidth and latency)
+# between two guests, each once connected by hand over the RoCE v2 GID of
+# the guests' IPv4 addresses (-x, the GID index found in the table) and
+# once through rdma_cm (-R), each way (either guest serving once).
+#
+# The pairs run one after another, so this part's time is the sum of its
+# pairs': it runs qhca<->qhca (g1-g2) and qhca<->rxe (g1-rxe) only.  The
+# qhca<->rxe pair that g2 would add runs the same code on the same device
+# as g1's, and rxe<->rxe is the stock part's reference; neither runs here.
+# Few iterations: the runs prove the operations cross the wire and
+# complete, the bench measures them.
+
+# perf_run TEST MODE PORT [SERVER]: one perftest run of ib_TEST (write_bw,
+# ..., atomic_lat) on $rdev, MODE x (-x $gid) or R (-R), as the server or
+# as SERVER's client.  Fails unless the tool exits 0 and prints its result
+# line (message size and iterations, then the figures).
+perf_run() {
+	local test=$1 mode=$2 port=$3 size iters done_re
+	local -a cmd
+	shift 3
+	case $test in
+	atomic_*) size=8 iters=100 ;;
+	*_bw) size=65536 iters=20 ;;
+	*_lat) size=64 iters=100 ;;
+	esac
+	# -o 16: each side's READs and atomics in flight, within both devices'
+	# limits (max_qp_rd_atom: qhca0 16, rxe0 128).  Without it, perftest
+	# -x gives each QP its partner's limit as max_rd_atomic, which the
+	# device with the smaller one refuses (as rxe and mlx5 do).
+	cmd=(ib_"$test" -d "$rdev" -p "$port" -F -s "$size" -n "$iters")
+	[[ $test == read_* || $test == atomic_* ]] && cmd+=(-o 16)
+	if [ "$mode" = R ]; then
+		cmd+=(-R)
+	elif [ -n "$gid" ]; then
+		cmd+=(-x "$gid")
+	else
+		echo "# $rdev has no RoCE v2 GID of its address to run on"
+		return 1
+	fi
+	# The result line: size, iterations, the figures.  The server of a
+	# READ or atomic latency test takes no part in the measurement and
+	# prints none: it passes once connected ("remote address") and out
+	# with status 0, its client prints the figures.
+	done_re="^ *$size +$iters +[0-9]"
+	if [ $# = 0 ] && [[ $test == read_lat || $test == atomic_lat ]]; then
+		done_re="remote address:"
+	fi
+	# The client finds no server yet: no TCP listener (-x), or rdma_cm's
+	# connect is rejected or unreachable (-R: perftest prints the event's
+	# number, 8 or 7).
+	run_done $(($# > 0)) "Couldn't connect|Unexpected CM event bl blka [78]\\b" \
+		"$done_re" "${cmd[@]}" "$@"
+}
+
+perf_tests=(write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw atomic_lat)
+
+# What cannot pass yet (lib.sh's pending_why), "TEST/MODE CLIENT>SERVER".
+pending=(
+	["read_bw/? qhca0>qhca0"]="ib_read_bw between two qhca0s ends in RETRY_EXC_ERR on the client after 1 or 2 of 20 64 KiB READs (16 in flight) in 5 of 8 runs (every -R run, 1 of 4 -x runs)"
+	["send_bw/R qhca0>qhca0"]="ib_send_bw -R between two qhca0s ends in RETRY_EXC_ERR on the client after 18 of 20 64 KiB SENDs in 1 of 3 runs"
+)
+
+# perf_pair: every test between this guest and $other, each mode, both ways.
+perf_pair() {
+	local t m serve k=0
+	# Not g2 and the rxe guest: see the header.
+	case "$me $other" in
+	"g1 "*|*" g1") ;;
+	*) return 0 ;;
+	esac
+	for t in "${perf_tests[@]}"; do
+		for m in x R; do
+			# The lower guest serves first, then the other.
+			for serve in 1 0; do
+				k=$((k + 1))
+				pair_run "$k" "$serve" "ib_$t -$m" "$t/$m" perf_run "$t" "$m"
+			done
+		done
+	done
+}
+for_each_pair 1 perf_pair
