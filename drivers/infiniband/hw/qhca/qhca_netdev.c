@@ -27,7 +27,7 @@
  * Events.  The EQ handlers (qhca_eq.c) call qhca_eth_cq_event() for every
  * completion event and qhca_eth_port_event() for every port event, in
  * hard IRQ context, while dev->eth is set: it is cleared, and the handlers
- * waited for, before the net_device goes away.
+ * waited for, before the NIC detaches from that device.
  */
 
 #include <linux/bitfield.h>
@@ -903,7 +903,7 @@ static void qhca_eth_reset_work(struct work_struct *work)
 					    reset_work);
 
 	rtnl_lock();
-	/* Not if the device went away meanwhile: it takes the queues. */
+	/* Not while the device is away: qhca_eth_attach() makes the queues. */
 	if (netif_running(eth->ndev) && eth->dev) {
 		netdev_info(eth->ndev, "restarting the queues\n");
 		if (qhca_eth_restart(eth))
