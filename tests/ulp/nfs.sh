@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Part "nfs" of the ulp suite (sourced by suite.sh): NFS over RDMA.  The
+# lower guest runs nfsd with the RDMA port 20049 on a tmpfs export, the
+# other mounts it with -o rdma: files of 1 B to 4 MiB written, checksummed
+# on both sides, read back after a remount (1 B to 4 MiB: see nfs_files); fio --verify; NFSv3 too; the
+# server stopped while the client writes, then started again: the client's
+# write completes with its data.  Every mount is checked to be on the rdma
+# transport (/proc/self/mountstats), so a mount that fell back to TCP fails.
+
+nfs_port=20049
+nfs_dir=/srv/ulp-nfs
+nfs_mnt=/mnt/ulp-nfs
+nfs_src=/tmp/ulp-nfs-src
+# 64 MiB, the size the issue asks for, takes minutes under TCG on a loaded
+# host (qhca0<->qhca0 RDMA READs of 256 KiB ran at 1 MiB/s with the host's
+# load at 18): 4 MiB here.
+nfs_files=(f1 f4k f1m f4m)
+declare -A nfs_size=([f1]=1 [f4k]=4096 [f1m]=1048576 [f4m]=4194304)
+
+# What qhca cannot carry yet (tests/expected-skips lists it too): a
+# buffered write of 1 MiB, which the client flushes as four 256 KiB WRITEs
+# at once, each pulled by the server with RDMA READs.
+nfs_pending="the server's RDMA READs of several WRITEs at once end in RETRY_EXC_ERR on its qhca0 (retries 21, err_retry_exc 1, WRs flushed): the transport reconnects and a cp of 1 MiB took 187 s or did not end in 40 s"
+
+# nfs_server_start: nfsd with the export and the RDMA port.  NFSv4's lease
+# and grace period shortened to their 10 s minimum (both can only be set
+# while nfsd is stopped), so that a restarted server serves opens soon.
+nfs_server_start() {
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || return 1
+	echo 10 > /proc/fs/nfsd/nfsv4leasetime
+	echo 10 > /proc/fs/nfsd/nfsv4gracetime
+	pidof rpcbind > /dev/null || rpcbind || return 1
+	exportfs -ra || return 1
+	pidof rpc.mountd > /dev/null || rpc.mountd || return 1
+	rpc.nfsd 4 || return 1
+	echo "rdma $nfs_port" > /proc/fs/nfsd/portlist || return 1
+	show < /proc/fs/nfsd/portlist
+	grep -qx "rdma $nfs_port" /proc/fs/nfsd/portlist
+}
+
+# nfs_transport: the transport of the mount on $nfs_mnt, as the client's
+# RPC layer reports it.
+nfs_transport() {
+	awk -v m="$nfs_mnt" '
+		$1 == "device" { on = ($5 == m) }
+		on && $1 == "xprt:" { print $2; exit }' /proc/self/mountstats
+}
+
+# nfs_mount VERS: mount the export over RDMA, NFS version VERS; fails
+# unless the mount is on the rdma transport.
+nfs_mount() {
+	local opts="rdma,port=$nfs_port,vers=$1" out xprt
+	[ "$1" != 3 ] || opts+=",nolock"
+	out=$(timeout 90 mount -t nfs -o "$opts" "$other:$nfs_dir" "$nfs_mnt" 2>&1)
+	[ -z "$out" ] || show <<< "$out"
+	xprt=$(nfs_transport)
+	grep " $nfs_mnt " /proc/mounts | show
+	echo "# mountstats: xprt ${xprt:-none}"
+	[ "$xprt" = rdma ]
+}
+
+nfs_unmount() { timeout 60 umount "$nfs_mnt"; }
+
+nfs_server() {
+	local before
+	mkdir -p "$nfs_dir" /var/lib/nfs/v4recovery
+	mount -t tmpfs -o size=256m ulp-nfs "$nfs_dir"
+	echo "$nfs_dir 10.0.0.0/24(rw,sync,no_root_squash,no_subtree_check,insecure,fsid=1)" > /etc/exports
+	before=$(res_now)
+	nfs_server_start
+	result "nfs: nfsd serves $nfs_dir with the rdma port $nfs_port"
+	step 1
+	# The client has written its files: their sums here, for it to compare.
+	step 2
+	tell 3 "$(cd "$nfs_dir" && sums "${nfs_files[@]}")"
+	result "nfs: told $other the sums of the files it wrote"
+	# The client has mounted again and is idle: stop the server.
+	step 4
+	rpc.nfsd 0
+	result "nfs: nfsd stopped while $other has the export mounted"
+	step 5
+	# The client's write has started and waits for the server.
+	step 6
+	nfs_server_start
+	result "nfs: nfsd started again"
+	step 7
+	# The client is done and has unmounted.
+	step 8
+	rpc.nfsd 0 && exportfs -ua
+	result "nfs: nfsd stopped, exports withdrawn"
+	res_back "nfs server" "$before"
+	dmesg_clean "nfs server"
+}
+
+nfs_client() {
+	local before f want got pid out rc t0
+	mkdir -p "$nfs_mnt" "$nfs_src"
+	for f in "${nfs_files[@]}"; do
+		head -c "${nfs_size[$f]}" /dev/urandom > "$nfs_src/$f"
+	done
+	want=$(cd "$nfs_src" && sums "${nfs_files[@]}")
+	before=$(res_now)
+	step 1
+	nfs_mount 4.2
+	result "nfs: mount -o rdma,vers=4.2 $other:$nfs_dir: transport rdma"
+	for f in "${nfs_files[@]}"; do
+		t0=$SECONDS
+		if [ "${nfs_size[$f]}" -le 4096 ]; then
+			timeout -s KILL 120 cp "$nfs_src/$f" "$nfs_mnt/$f"
+			result "nfs: cp wrote $f, ${nfs_size[$f]} bytes ($((SECONDS - t0)) s)"
+			continue
+		fi
+		# One WRITE in flight at a time: see nfs_pending.
+		timeout -s KILL 120 dd if="$nfs_src/$f" of="$nfs_mnt/$f" bs=256k oflag=direct 2>&1 |
+			grep copied | show
+		[ "${PIPESTATUS[0]}" = 0 ]
+		result "nfs: dd oflag=direct wrote $f, ${nfs_size[$f]} bytes ($((SECONDS - t0)) s)"
+	done
+	skip "nfs: cp of 1 MiB and more (buffered: several WRITEs in flight)" "$nfs_pending"
+	step 2
+	got=$(hear 3)
+	[ -n "$want" ] && [ "$got" = "$want" ]
+	result "nfs: $other's sums of the files equal the written data's"
+	nfs_unmount && nfs_mount 4.2
+	result "nfs: unmount and mount again: transport rdma"
+	got=$(cd "$nfs_mnt" && sums "${nfs_files[@]}")
+	[ "$got" = "$want" ]
+	result "nfs: the files read back after the remount equal the written data"
+	out=$(cd "$nfs_mnt" && timeout 120 fio --name=ulp-nfs --rw=randwrite --bs=4k \
+		--size=1m --direct=1 --ioengine=psync --verify=crc32c --verify_fatal=1 2>&1)
+	rc=$?
+	grep -E 'err=|verify|WRITE:|READ:' <<< "$out" | show
+	[ $rc = 0 ] && grep -q ' err= 0' <<< "$out"
+	result "nfs: fio --verify=crc32c, 1 MiB of 4 KiB random writes read back and verified"
+	nfs_unmount && nfs_mount 3
+	result "nfs: mount -o rdma,vers=3: transport rdma"
+	got=$(sums "$nfs_mnt/f1m")
+	[ "$got" = "$(sums "$nfs_src/f1m")" ]
+	result "nfs: NFSv3 reads the 1 MiB file back intact"
+	nfs_unmount && nfs_mount 4.2
+	result "nfs: mount -o rdma,vers=4.2 again for the server restart"
+	step 4
+	# The server stops now; once it has, write with O_DIRECT (no page
+	# cache to absorb it): the write can only end once the server is back.
+	step 5
+	dd if="$nfs_src/f1m" of="$nfs_mnt/restart" bs=64k oflag=direct 2> /tmp/ulp-nfs-dd.log &
+	pid=$!
+	kill -0 "$pid" 2>/dev/null
+	result "nfs: a write to the stopped server waits"
+	step 6
+	step 7
+	local end=$((SECONDS + 180))
+	while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.5; done
+	kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+	wait "$pid"
+	result "nfs: the write completes once the server is back ($((SECONDS - end + 180)) s)"
+	show < /tmp/ulp-nfs-dd.log
+	got=$(dd if="$nfs_mnt/restart" bs=64k iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)
+	[ "$got" = "$(sha256sum < "$nfs_src/f1m" | cut -d' ' -f1)" ]
+	result "nfs: the file written across the restart reads back intact"
+	nfs_unmount
+	result "nfs: unmount"
+	res_back "nfs client" "$before"
+	dmesg_clean "nfs client"
+	step 8
+}
+
+nfs_pair() {
+	if [ "$lower" = 1 ]; then nfs_server; else nfs_client; fi
+}
+ulp_modprobe -a rpcrdma nfsd nfsv4 nfsv3
+result "nfs: modprobe rpcrdma nfsd nfsv4 nfsv3 (Debian's kernel has all four)"
+for_each_pair 5 nfs_pair

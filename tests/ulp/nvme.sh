@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Part "nvme" of the ulp suite (sourced by suite.sh): NVMe over RDMA.  The
+# lower guest is an nvmet target (configfs) with an rdma port on its
+# address and a namespace backed by a file on tmpfs, so that the data the
+# host writes can be read on the target side; the other connects with
+# nvme connect -t rdma: data written by dd checksummed on both sides, fio
+# --verify sequential and random at queue depth 1 and 32, disconnect and
+# reconnect (the data is still there); then the target withdraws its port
+# while the host is connected: the host's I/O fails with an error, no hang.
+
+nvme_nqn=nqn.2026-12.org.qhca:ulp
+nvme_cfs=/sys/kernel/config/nvmet
+nvme_img=/srv/ulp-nvme/ns1.img
+nvme_svc=4420
+
+# What qhca cannot carry yet (tests/expected-skips lists it too): 128 KiB
+# writes, which the target pulls with RDMA READs, 32 at a time.
+nvme_pending="the target's RDMA READs of 32 128 KiB writes at once stall: fio did not write 2 MiB in 4 min (one at a time: 2 MiB in 15 s); NFS's several READs at once end in RETRY_EXC_ERR"
+
+nvme_target_start() {
+	local s=$nvme_cfs/subsystems/$nvme_nqn p=$nvme_cfs/ports/1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
+	mkdir -p "$(dirname "$nvme_img")"
+	mountpoint -q "$(dirname "$nvme_img")" ||
+		mount -t tmpfs -o size=96m ulp-nvme "$(dirname "$nvme_img")" || return 1
+	truncate -s 64m "$nvme_img" || return 1
+	mkdir "$s" && echo 1 > "$s/attr_allow_any_host" &&
+	mkdir "$s/namespaces/1" &&
+	# tmpfs has no O_DIRECT: the file is used through the page cache.
+	echo 1 > "$s/namespaces/1/buffered_io" &&
+	echo -n "$nvme_img" > "$s/namespaces/1/device_path" &&
+	echo 1 > "$s/namespaces/1/enable" &&
+	mkdir "$p" && echo rdma > "$p/addr_trtype" && echo ipv4 > "$p/addr_adrfam" &&
+	echo "$my_addr" > "$p/addr_traddr" && echo "$nvme_svc" > "$p/addr_trsvcid" &&
+	ln -s "$s" "$p/subsystems/$nvme_nqn"
+}
+
+nvme_target_stop() {
+	local s=$nvme_cfs/subsystems/$nvme_nqn p=$nvme_cfs/ports/1
+	[ ! -e "$p/subsystems/$nvme_nqn" ] || rm "$p/subsystems/$nvme_nqn" || return 1
+	[ ! -d "$p" ] || rmdir "$p" || return 1
+	[ ! -d "$s/namespaces/1" ] || rmdir "$s/namespaces/1" || return 1
+	[ ! -d "$s" ] || rmdir "$s"
+}
+
+# nvme_dev: the block device of our namespace, waited for (bounded): the
+# guest has no other NVMe controller.
+nvme_dev() {
+	local end=$((SECONDS + 30)) c d
+	while [ $SECONDS -lt $end ]; do
+		for c in /sys/class/nvme/nvme*; do
+			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nvme_nqn" ] || continue
+			for d in /sys/block/nvme*n1; do
+				[[ ${d##*/} =~ ^nvme[0-9]+n1$ ]] && [ -b "/dev/${d##*/}" ] &&
+					{ echo "/dev/${d##*/}"; return 0; }
+			done
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
+# nvme_gone: no controller of ours is left, within 30 s.
+nvme_gone() {
+	local end=$((SECONDS + 30)) c left
+	while :; do
+		left=0
+		for c in /sys/class/nvme/nvme*; do
+			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nvme_nqn" ] && left=1
+		done
+		[ $left = 0 ] && return 0
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
+nvme_connect() {
+	local out
+	out=$(timeout 60 nvme connect -t rdma -a "$(resolve "$other")" -s "$nvme_svc" \
+		-n "$nvme_nqn" "$@" 2>&1)
+	local rc=$?
+	show <<< "$out"
+	[ $rc = 0 ]
+}
+
+# nvme_fio NAME RW BS QD: fio writes 2 MiB at 8 MiB into the device and
+# reads it back, every block's crc32c checked.
+nvme_fio() {
+	local out rc t0=$SECONDS
+	out=$(timeout -s KILL 180 fio --name="$1" --filename="$dev" --rw="$2" --bs="$3" \
+		--iodepth="$4" --ioengine=libaio --direct=1 --offset=8m --size=2m \
+		--verify=crc32c --verify_fatal=1 2>&1)
+	rc=$?
+	grep -E 'err=|verify|WRITE:|READ:' <<< "$out" | show
+	[ $rc = 0 ] && grep -q ' err= 0' <<< "$out"
+	result "nvme: fio --verify $2 bs=$3 iodepth=$4, 2 MiB written and verified ($((SECONDS - t0)) s)"
+}
+
+nvme_target() {
+	local before
+	before=$(res_now)
+	nvme_target_start
+	result "nvme: nvmet subsystem $nvme_nqn, file-backed namespace, rdma port $my_addr:$nvme_svc"
+	step 1
+	# The host has written 4 MiB at offset 0.
+	step 2
+	tell 3 "$(head -c 4m "$nvme_img" | sha256sum | cut -d' ' -f1)"
+	result "nvme: told $other the sum of the namespace's first 4 MiB"
+	# The host has connected again, with a short controller loss timeout.
+	step 4
+	rm "$nvme_cfs/ports/1/subsystems/$nvme_nqn"
+	result "nvme: the target withdraws its port from the subsystem"
+	step 5
+	# The host is done.
+	step 6
+	nvme_target_stop
+	result "nvme: target torn down (port, namespace, subsystem)"
+	res_back "nvme target" "$before"
+	dmesg_clean "nvme target"
+}
+
+nvme_host() {
+	local before dev want got t0 rc
+	head -c 4m /dev/urandom > /tmp/ulp-nvme-4m
+	want=$(sha256sum < /tmp/ulp-nvme-4m | cut -d' ' -f1)
+	before=$(res_now)
+	step 1
+	nvme_connect
+	result "nvme: nvme connect -t rdma to $other"
+	dev=$(nvme_dev)
+	result "nvme: the namespace's block device appears (${dev:-none})"
+	dev=${dev:-/dev/nonexistent}
+	dd if=/tmp/ulp-nvme-4m of="$dev" bs=64k oflag=direct 2>&1 | show
+	result "nvme: dd wrote 4 MiB at offset 0"
+	step 2
+	got=$(hear 3)
+	[ "$got" = "$want" ]
+	result "nvme: the target's file holds the 4 MiB the host wrote"
+	nvme_fio seq-qd1 write 128k 1
+	skip "nvme: fio --verify write bs=128k iodepth=32" "$nvme_pending"
+	nvme_fio rand-qd1 randwrite 4k 1
+	nvme_fio rand-qd32 randwrite 4k 32
+	timeout 60 nvme disconnect -n "$nvme_nqn" | show
+	nvme_gone
+	result "nvme: nvme disconnect: the controller is gone"
+	# Reconnect with a short loss timeout, for the port's withdrawal below.
+	nvme_connect --ctrl-loss-tmo=3 --reconnect-delay=1
+	result "nvme: nvme connect again"
+	dev=$(nvme_dev) || dev=/dev/nonexistent
+	got=$(dd if="$dev" bs=64k count=64 iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)
+	[ "$got" = "$want" ]
+	result "nvme: after the reconnect the first 4 MiB read back intact"
+	step 4
+	# The target has withdrawn its port: I/O fails once the controller's
+	# loss timeout ends its reconnects, not hang.
+	step 5
+	t0=$SECONDS
+	timeout 120 dd if="$dev" of=/dev/null bs=64k count=64 skip=128 iflag=direct 2>&1 | show
+	rc=${PIPESTATUS[0]}
+	[ "$rc" != 0 ] && [ "$rc" != 124 ]
+	result "nvme: with the target's port withdrawn, I/O fails with an error ($((SECONDS - t0)) s, dd status $rc)"
+	nvme disconnect -n "$nvme_nqn" > /dev/null 2>&1
+	nvme_gone
+	result "nvme: the host's controller is gone"
+	res_back "nvme host" "$before"
+	dmesg_clean "nvme host"
+	step 6
+}
+
+nvme_pair() {
+	if [ "$lower" = 1 ]; then nvme_target; else nvme_host; fi
+}
+ulp_modprobe -a nvmet-rdma nvme-rdma
+result "nvme: modprobe nvmet-rdma nvme-rdma"
+for_each_pair 6 nvme_pair

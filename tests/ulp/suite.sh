@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The ulp suite: the kernel's own RDMA storage stacks between two qhca
+# guests, run in both at once:
+#
+#   tools/vm --timeout 900 --guests 2 -- tests/ulp/suite.sh
+#
+# The lower guest of the pair (g1) serves, the other (g2) is the client.
+# Each part moves data that both sides checksum, tears down, and checks
+# that qhca0 holds no more objects than before it (rdma res) and that the
+# kernel logged no warning.  The parts (ULP_PARTS, default all, in order):
+#
+#   nfs     NFS over RDMA: nfsd's rdma port 20049, mount -o rdma (nfs.sh)
+#   nvme    NVMe over RDMA: nvmet-rdma, nvme connect -t rdma (nvme.sh)
+#
+# TAP lines, names, barriers and the pair walk are the fabric suite's
+# (tests/fabric/lib.sh).
+set -u
+here=$(dirname "$(readlink -f "$0")")
+# shellcheck source=tests/fabric/lib.sh
+. "$here"/../fabric/lib.sh
+# A partner that failed must not hold the other for the fabric's 15 min.
+arrive_s=${ULP_ARRIVE:-240}
+all_parts=(nfs nvme)
+read -r -a parts <<< "${ULP_PARTS:-${all_parts[*]}}"
+
+if [ -z "$me" ] || [ "$wire" != eth ]; then
+	echo "1..0 # SKIP not a qhca guest of tools/vm --guests"
+	exit 4
+fi
+
+# shellcheck source=tests/ulp/lib.sh
+. "$here"/lib.sh
+
+for part in "${parts[@]}"; do
+	was=$failed
+	failed=0
+	# shellcheck source=/dev/null
+	. "$here/$part.sh"
+	[ "$failed" = 0 ] || diag
+	failed=$((was | failed))
+done
+
+echo "1..$n"
+exit $failed
