@@ -43,7 +43,7 @@ nic_counts_pair() {
 }
 
 nic_after_pair() {
-	nic_ping "after the resets: "
+	nic_ping "after every reset of this part: "
 }
 
 # nic_active_mtu: qhca0's active_mtu in bytes, as ibv_devinfo says it.
