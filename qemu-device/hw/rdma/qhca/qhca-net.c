@@ -287,28 +287,28 @@ static ssize_t qhca_net_taken(size_t size)
 }
 
 /*
- * Main loop, BQL: take the receive queue right here, on the thread that
+ * Main loop, BQL: run the engine's round right here, on the thread that
  * received the frame, when the engine is idle, instead of waking the
  * engine thread.  Every frame handed to the engine thread costs a wake-up
  * and a wait for a host CPU (two busy TCG vCPUs hold both cores of a small
- * host); here the packet is placed and its ACK or response queued in the
- * same main-loop pass, and qhca_net_tx_bh() sends that on the next.  The
- * device lock comes after the BQL, as for admin commands; a trylock, so
- * the main loop never waits for a round of the engine.  Not while doorbells
- * wait in the engine's FIFO: a receive WQE posted before this frame arrived
- * must be seen first (qhca_engine_take_new()), and not while the VM is
- * stopped (no DMA).  True if the queue was taken here.
+ * host); here the packet is placed, its ACK or response queued, and the
+ * QPs it made runnable (an ACK that opens a requester's window) step in
+ * the same main-loop pass, and qhca_net_tx_bh() sends what they queued on
+ * the next.  The round takes the doorbells first, as the thread's does (a
+ * receive WQE posted before the frame came is seen first), and does
+ * nothing while the VM is stopped (no DMA).  The device lock comes after
+ * the BQL, as for admin commands; a trylock, so the main loop never waits
+ * for the engine thread's round.  True if the frame was taken here.
  */
 static bool qhca_net_rx_here(QhcaState *s)
 {
-    if (qatomic_read(&s->engine.paused) ||
-        qatomic_read(&s->engine.fifo_count) ||
-        qemu_mutex_trylock(&s->lock)) {
+    if (qatomic_read(&s->engine.paused) || qemu_mutex_trylock(&s->lock)) {
         return false;
     }
-    qhca_net_rx_run(s);
-    /* The wire is empty whenever the device lock is free. */
-    qhca_wire_drain(s);
+    if (qhca_engine_round_locked(s)) {
+        /* A bounded round: the thread does the rest. */
+        qhca_engine_wake(s);
+    }
     qemu_mutex_unlock(&s->lock);
     return true;
 }
