@@ -11,8 +11,16 @@
 kroot=${QHCA_TOP:-/nonexistent}/build/kernel/root
 ulp_modprobe() { modprobe -d "$kroot" "$@"; }
 
-# res_now: qhca0's object counts as rdma res shows them ("pd 1 cq 2 ...").
-res_now() { rdma res show 2>/dev/null | sed -n "s/^[0-9]*: $rdev: *//p"; }
+# res_now: qhca0's object counts as rdma res shows them ("pd 1 cq 2 ..."),
+# the CQs counted only when in use: ib_core's CQ pool (ib_cq_pool_get:
+# nvme-rdma, nvmet-rdma) keeps the CQs it made, idle ("users 0"), until the
+# device goes away, which is not a leak.
+res_now() {
+	local cq
+	cq=$(rdma res show cq dev "$rdev" 2>/dev/null | grep -c -v ' users 0 ')
+	rdma res show 2>/dev/null |
+		sed -n "s/^[0-9]*: $rdev: *//; T; s/ cq [0-9]* / cq $cq in use /; p"
+}
 # res_back WHAT BEFORE: qhca0 is back to BEFORE's counts, within 30 s (a
 # ULP frees its QPs from a work queue after the call that ends it).
 res_back() {
@@ -27,6 +35,7 @@ res_back() {
 	[ "$now" = "$2" ]
 	result "$1: rdma res shows qhca0 as before ($2)"
 	[ "$now" = "$2" ] || rdma res show qp 2>&1 | show
+	[ "$now" = "$2" ] || rdma res show cq 2>&1 | show
 }
 # dmesg_clean WHAT: nothing in the kernel log a user reports as a bug.
 dmesg_bad='WARNING:|BUG:|Oops|Call Trace|blocked for more than|UBSAN|KASAN|refcount_t:|corruption'
