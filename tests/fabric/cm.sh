@@ -100,7 +100,10 @@ declare -A cm_name=(
 )
 
 # What cannot pass yet (lib.sh's pending_why).
-pending=()
+pending=(
+	# Not qhca's: the reference pair of the loopback boot.
+	["mckey rxe?>rxe?"]="rxe<->rxe: the mckey receiver misses messages (fewer than 10 of 20 arrive) in 1 of 2 runs; every run with a qhca0 passed (8 of 8)"
+)
 
 # cm_pair: every tool between this guest and $other, both ways.
 cm_pair() {
