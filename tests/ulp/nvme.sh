@@ -5,8 +5,10 @@
 # address and a namespace backed by a file on tmpfs, so that the data the
 # host writes can be read on the target side; the other connects with
 # nvme connect -t rdma: data written by dd checksummed on both sides, fio
-# --verify sequential and random at queue depth 1 and 32, disconnect and
-# reconnect (the data is still there); then the target withdraws its port
+# --verify sequential and random at queue depth 1 and 32; the target's
+# qhca0 link down and up: the host reconnects and a read that waited
+# returns the data; disconnect and reconnect (the data is still there);
+# then the target withdraws its port
 # while the host is connected: the host's I/O fails with an error, no hang.
 
 nvme_nqn=nqn.2026-12.org.qhca:ulp
@@ -75,6 +77,25 @@ nvme_gone() {
 	done
 }
 
+# nvme_state_not STATE: wait (60 s at most) until our controller's state
+# is neither STATE nor resetting/connecting on the way; the state in $state.
+nvme_state_not() {
+	local end=$((SECONDS + 60)) c
+	while :; do
+		state=none
+		for c in /sys/class/nvme/nvme*; do
+			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nvme_nqn" ] &&
+				state=$(cat "$c/state" 2>/dev/null)
+		done
+		case $1:$state in
+		live:live | connecting:connecting | connecting:resetting) ;;
+		*) [ "$state" != none ] && return 0 ;;
+		esac
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
 nvme_connect() {
 	local out
 	out=$(timeout 60 nvme connect -t rdma -a "$(resolve "$other")" -s "$nvme_svc" \
@@ -107,6 +128,23 @@ nvme_target() {
 	step 2
 	tell 3 "$(head -c 4m "$nvme_img" | sha256sum | cut -d' ' -f1)"
 	result "nvme: told $other the sum of the namespace's first 4 MiB"
+	# The host is done with fio: the target's port goes down (its wire
+	# drops every packet, the barriers' TCP too), until the target's own
+	# keep-alive timer (5 s, the host's choice) ends the controller; then
+	# the port comes back.
+	step 7
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	echo link_down > "/sys/kernel/debug/qhca/$rdev/inject"
+	result "nvme: the target's port down (link_down)"
+	local end=$((SECONDS + 60))
+	until dmesg | grep -q 'nvmet: .*keep-alive timer .* expired'; do
+		[ $SECONDS -lt $end ] || break
+		sleep 0.5
+	done
+	dmesg | grep -q 'nvmet: .*keep-alive timer .* expired'
+	result "nvme: the target's controller ends at its keep-alive timeout"
+	echo link_up > "/sys/kernel/debug/qhca/$rdev/inject"
+	result "nvme: the target's port up again (link_up)"
 	# The host has connected again, with a short controller loss timeout.
 	step 4
 	rm "$nvme_cfs/ports/1/subsystems/$nvme_nqn"
@@ -121,12 +159,12 @@ nvme_target() {
 }
 
 nvme_host() {
-	local before dev want got t0 rc
+	local before dev want got t0 rc pid
 	head -c 4m /dev/urandom > /tmp/ulp-nvme-4m
 	want=$(sha256sum < /tmp/ulp-nvme-4m | cut -d' ' -f1)
 	before=$(res_now)
 	step 1
-	nvme_connect
+	nvme_connect --reconnect-delay=1 --keep-alive-tmo=5
 	result "nvme: nvme connect -t rdma to $other"
 	dev=$(nvme_dev)
 	result "nvme: the namespace's block device appears (${dev:-none})"
@@ -141,6 +179,22 @@ nvme_host() {
 	skip "nvme: fio --verify write bs=128k iodepth=32" "$nvme_pending"
 	nvme_fio rand-qd1 randwrite 4k 1
 	nvme_fio rand-qd32 randwrite 4k 32
+	step 7
+	# The target's port is down: keep-alive (5 s) fails, the controller
+	# leaves "live" and reconnects every second; a read issued meanwhile
+	# is queued until it is back (no barrier: the segment is down).
+	nvme_state_not live
+	result "nvme: with the target's port down the controller leaves live ($state)"
+	t0=$SECONDS
+	dd if="$dev" bs=64k count=64 iflag=direct 2>/dev/null | sha256sum > /tmp/ulp-nvme-read &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null && [ $((SECONDS - t0)) -lt 120 ]; do sleep 0.5; done
+	kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+	wait "$pid"
+	[ "$(cut -d' ' -f1 /tmp/ulp-nvme-read)" = "$want" ]
+	result "nvme: the read issued while reconnecting returns the data ($((SECONDS - t0)) s)"
+	nvme_state_not connecting && [ "$state" = live ]
+	result "nvme: the controller is live again ($state)"
 	timeout 60 nvme disconnect -n "$nvme_nqn" | show
 	nvme_gone
 	result "nvme: nvme disconnect: the controller is gone"
