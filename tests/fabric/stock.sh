@@ -80,10 +80,6 @@ declare -A tool_name=(
 
 # What cannot pass yet (lib.sh's pending_why).
 pending=(
-	["write_bw qhca0>rxe0"]="qhca0's RDMA WRITEs to rxe0 stall: neither side completes 200 x 64 KiB within the wait"
-	["rc qhca0>rxe0"]="ibv_rc_pingpong between qhca0 and rxe0 ends in RETRY_EXC_ERR on qhca0 in some runs (2 of 8): rxe0 stops answering for longer than qhca0's 7 retries of 67 ms"
-	["rc rxe0>qhca0"]="ibv_rc_pingpong between qhca0 and rxe0 ends in RETRY_EXC_ERR on qhca0 in some runs (2 of 8): rxe0 stops answering for longer than qhca0's 7 retries of 67 ms"
-	["srq qhca0>rxe0"]="ibv_srq_pingpong from qhca0 to rxe0 stalls in some runs: neither side completes"
 	# Not qhca's to fix: rxe has no XRC domains (these stay while it has none).
 	["xsrq rxe?>*"]="rxe has no XRC: ibv_open_xrcd fails with EOPNOTSUPP on rxe"
 	["xsrq *>rxe?"]="rxe has no XRC: ibv_open_xrcd fails with EOPNOTSUPP on rxe"

@@ -16,10 +16,6 @@ nvme_cfs=/sys/kernel/config/nvmet
 nvme_img=/srv/ulp-nvme/ns1.img
 nvme_svc=4420
 
-# What qhca cannot carry yet (tests/expected-skips lists it too): 128 KiB
-# writes, which the target pulls with RDMA READs, 32 at a time.
-nvme_pending="the target's RDMA READs of 32 128 KiB writes at once stall: fio did not write 2 MiB in 4 min (one at a time: 2 MiB in 15 s); NFS's several READs at once end in RETRY_EXC_ERR"
-
 nvme_target_start() {
 	local s=$nvme_cfs/subsystems/$nvme_nqn p=$nvme_cfs/ports/1
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
@@ -176,7 +172,7 @@ nvme_host() {
 	[ "$got" = "$want" ]
 	result "nvme: the target's file holds the 4 MiB the host wrote"
 	nvme_fio seq-qd1 write 128k 1
-	skip "nvme: fio --verify write bs=128k iodepth=32" "$nvme_pending"
+	nvme_fio seq-qd32 write 128k 32
 	nvme_fio rand-qd1 randwrite 4k 1
 	nvme_fio rand-qd32 randwrite 4k 32
 	step 7
