@@ -135,14 +135,10 @@ gid_index() {
 	return 1
 }
 
-# barrier PORT OTHER LOWER: both guests of a pair are here, each done with
-# what came before (its earlier pairs, or a tool run that failed on one side
-# only and timed out on the other): the lower one (LOWER=1) serves one
-# answer on PORT, the other asks it, for at most $arrive_s seconds.
-barrier() {
-	local port=$1
-	if [ "$3" = 1 ]; then
-		python3 -c '
+# serve_line PORT OTHER LINE: answer LINE on PORT to whoever connects,
+# until OTHER has asked (it sends its name), for at most $arrive_s seconds.
+serve_line() {
+	python3 -c '
 import socket, sys
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -154,15 +150,24 @@ while True:
     c.settimeout(10)
     try:
         who = c.makefile().readline().strip()
-        c.sendall(b"here\n")
+        c.sendall((sys.argv[4] + "\n").encode())
     except OSError:
         who = ""
     c.close()
     if who == sys.argv[2]:
         break
-' "$port" "$2" "$arrive_s" 2>/dev/null
+' "$1" "$2" "$arrive_s" "$3" 2>/dev/null
+}
+
+# barrier PORT OTHER LOWER: both guests of a pair are here, each done with
+# what came before (its earlier pairs, or a tool run that failed on one side
+# only and timed out on the other): the lower one (LOWER=1) serves one
+# answer on PORT, the other asks it, for at most $arrive_s seconds.
+barrier() {
+	if [ "$3" = 1 ]; then
+		serve_line "$1" "$2" here
 	else
-		[ "$(ask "$(resolve "$2")" "$port" "$arrive_s")" = here ]
+		[ "$(ask "$(resolve "$2")" "$1" "$arrive_s")" = here ]
 	fi
 }
 

@@ -56,27 +56,7 @@ step() {
 # tell K LINE (the lower guest) and hear K (the other): LINE from one
 # guest of the pair to the other, on the pair's K-th port (lib.sh's
 # pair_port), within $arrive_s.
-tell() {
-	python3 -c '
-import socket, sys
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1])))
-s.listen(1)
-s.settimeout(float(sys.argv[3]))
-while True:
-    c, _ = s.accept()
-    c.settimeout(10)
-    try:
-        who = c.makefile().readline().strip()
-        c.sendall((sys.argv[4] + "\n").encode())
-    except OSError:
-        who = ""
-    c.close()
-    if who == sys.argv[2]:
-        break
-' "$(pair_port "$1")" "$other" "$arrive_s" "$2" 2>/dev/null
-}
+tell() { serve_line "$(pair_port "$1")" "$other" "$2"; }
 hear() { ask "$(resolve "$other")" "$(pair_port "$1")" "$arrive_s"; }
 
 # diag: what the logs need when a part failed here: the kernel's last
