@@ -47,16 +47,21 @@ result "every RoCEv2 frame's BTH is version 0 with P_Key 0xffff (${v[bad_bth]:-?
 [ $rc = 0 ] && [ "${v[bad_icrc]:-1}" = 0 ]
 result "every RoCEv2 frame's ICRC is right (${v[bad_icrc]:-?} are not)"
 
-# tshark on FILE, RoCEv2 dissected on its standard port.  The ULP
-# dissectors that guess at any InfiniBand payload (RPC over RDMA, iSER,
-# NVMe over RDMA, SMB Direct) are off: the suite's payloads are test
-# patterns, which they misread as their own malformed messages (a 4-byte
-# SEND as "[Malformed Packet: RPCoRDMA]"); what is checked is the RoCEv2
-# framing, which they do not dissect.
+# tshark on FILE, RoCEv2 dissected on its standard port.  The dissectors
+# that guess at what any InfiniBand payload is (the ULPs: RPC over RDMA,
+# iSER, NVMe over RDMA, SMB Direct, SMC-R, LNet, SDP, FCoIB; and Ethernet
+# over IB) are off: the suite's payloads are test patterns, which they
+# misread as their own malformed messages (a 4-byte SEND as RPCoRDMA, the
+# 1-byte READ response of perftest -R as an EtherType 0x0600 frame, sent
+# alike by qhca0 and rxe0); what is checked is the RoCEv2 framing, which
+# they do not dissect.
 tshark_r() {
 	tshark -n -r "$file" -o infiniband.rroce.port:4791 \
 		--disable-protocol rpcordma --disable-protocol iser \
-		--disable-protocol nvme-rdma --disable-protocol smb_direct "$@"
+		--disable-protocol nvme-rdma --disable-protocol smb_direct \
+		--disable-protocol smc --disable-protocol lnet \
+		--disable-protocol infiniband_sdp --disable-protocol fcoib \
+		--disable-heuristic eth_over_ib "$@"
 }
 # tshark_count FILTER: how many frames of FILE match the display FILTER.
 tshark_count() {
