@@ -107,7 +107,7 @@ nvme_fio() {
 	local out rc t0=$SECONDS
 	out=$(timeout -s KILL 180 fio --name="$1" --filename="$dev" --rw="$2" --bs="$3" \
 		--iodepth="$4" --ioengine=libaio --direct=1 --offset=8m --size=2m \
-		--verify=crc32c --verify_fatal=1 2>&1)
+		--verify=crc32c --verify_fatal=1 --verify_state_save=0 2>&1)
 	rc=$?
 	grep -E 'err=|verify|WRITE:|READ:' <<< "$out" | show
 	[ $rc = 0 ] && grep -q ' err= 0' <<< "$out"
