@@ -14,17 +14,17 @@
 # Ethernet address is 01:00:5e:01:R:K.
 mc_group() { local r=$2; echo "239.1.${r##*.}.$1"; }
 
-# cm_run TOOL K PORT [SERVER]: the pair's K-th run, one rdma_cm tool's run
+# cm_run TOOL PORT [SERVER]: the pair's pair_k-th run, one rdma_cm tool's run
 # as the server (for mckey, the receiver) or as SERVER's client (the
 # sender).  Fails unless the tool exits 0 and prints what a complete run
 # prints.  A client retries while the server is not listening yet (its
 # connect is rejected or its address unreachable); the mckey sender waits
 # instead until the receiver has joined, so that the group has a member.
 cm_run() {
-	local tool=$1 k=$2 port=$3 done_re mc pid rc log
+	local tool=$1 k=$pair_k port=$2 done_re mc pid rc log
 	local retry_re="REJECTED|UNREACHABLE|ADDR_ERROR"
 	local -a cmd
-	shift 3
+	shift 2
 	local client=$(($# > 0))
 	case $tool in
 	udaddy)
@@ -107,13 +107,9 @@ pending=(
 
 # cm_pair: every tool between this guest and $other, both ways.
 cm_pair() {
-	local t serve k=0
+	local t
 	for t in "${cm_tools[@]}"; do
-		# The lower guest serves first, then the other.
-		for serve in 1 0; do
-			k=$((k + 1))
-			pair_run "$k" "$serve" "${cm_name[$t]}" "$t" cm_run "$t" "$k"
-		done
+		pair_both "${cm_name[$t]}" "$t" cm_run "$t"
 	done
 }
 for_each_pair 2 cm_pair

@@ -180,7 +180,7 @@ barrier() {
 # lower is 1 in the pair's first guest; pair_barrier K and pair_port K give
 # the pair's K-th barrier and tool port (K < 75) in PART's own range
 # (PART 0..9, one per part of the suite), so parts never share a port.
-pair_base=0 other="" odev="" lower=0
+pair_base=0 other="" odev="" lower=0 pair_k=0
 pair_barrier() { barrier $((pair_base + $1)) "$other" "$lower"; }
 pair_port() { echo $((pair_base + 75 + $1)); }
 for_each_pair() {
@@ -195,7 +195,7 @@ for_each_pair() {
 			fi
 			if [ "$me" = "$pa" ]; then other=$pb lower=1; else other=$pa lower=0; fi
 			odev=$(seg_dev "$other")
-			pair_base=$((20000 + part * 1000 + pair * 150))
+			pair_base=$((20000 + part * 1000 + pair * 150)) pair_k=0
 			if ! pair_barrier 0; then
 				not_ok "$other is ready for the pair $rdev<->$odev within ${arrive_s}s"
 				continue
@@ -258,6 +258,18 @@ pair_run() {
 		"$@" "$port" "$other"
 		result "$what"
 	fi
+}
+
+# pair_both NAME KEY FUNC ARG...: one tool's two runs between this guest
+# and $other, the lower guest serving first, then the other: pair_run with
+# the pair's next K each time (pair_k, from 0 in every pair, which FUNC
+# may read).
+pair_both() {
+	local serve
+	for serve in 1 0; do
+		pair_k=$((pair_k + 1))
+		pair_run "$pair_k" "$serve" "$@"
+	done
 }
 
 # pending_why TOOL CLIENT_DEV SERVER_DEV: the reason a run cannot pass yet,

@@ -63,7 +63,7 @@ pending=()
 
 # perf_pair: every test between this guest and $other, each mode, both ways.
 perf_pair() {
-	local t m serve k=0
+	local t m
 	# g1 and a qhca0 on one side: not g2<->rxe0, not rxe1<->rxe0 (the
 	# header says why).
 	case "$me $other" in
@@ -73,11 +73,7 @@ perf_pair() {
 	[ "$rdev" = qhca0 ] || [ "$odev" = qhca0 ] || return 0
 	for t in "${perf_tests[@]}"; do
 		for m in x R; do
-			# The lower guest serves first, then the other.
-			for serve in 1 0; do
-				k=$((k + 1))
-				pair_run "$k" "$serve" "ib_$t -$m" "$t/$m" perf_run "$t" "$m"
-			done
+			pair_both "ib_$t -$m" "$t/$m" perf_run "$t" "$m"
 		done
 	done
 }

@@ -87,13 +87,9 @@ pending=(
 
 # stock_pair: every tool between this guest and $other, both ways.
 stock_pair() {
-	local t serve k=0
+	local t
 	for t in "${tools[@]}"; do
-		# The lower guest serves first, then the other.
-		for serve in 1 0; do
-			k=$((k + 1))
-			pair_run "$k" "$serve" "${tool_name[$t]}" "$t" run_tool "$t"
-		done
+		pair_both "${tool_name[$t]}" "$t" run_tool "$t"
 	done
 }
 for_each_pair 0 stock_pair
