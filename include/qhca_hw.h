@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * qhca hardware interface, version 1.5.
+ * qhca hardware interface, version 1.6.
  *
  * This is the one description of the device's registers, admin commands,
  * queues and entries.  The QEMU device model, the Linux driver and the
@@ -109,7 +109,8 @@
 #define QHCA_VERSION_1_3		0x00010003
 #define QHCA_VERSION_1_4		0x00010004
 #define QHCA_VERSION_1_5		0x00010005
-#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_5
+#define QHCA_VERSION_1_6		0x00010006
+#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_6
 
 /* CAPS: no optional capabilities are defined in version 1.0. */
 #define QHCA_CAP_RSVD			0xffffffff
@@ -172,6 +173,9 @@ enum qhca_aq_opcode {
 	/* 1.5: the Ethernet port (link_layer QHCA_LINK_LAYER_ETH only) */
 	QHCA_CMD_SET_GID	= 0x1e,
 	QHCA_CMD_SET_QP_AV	= 0x1f,
+	/* 1.6: each with its QHCA_DEV_CAP_* bit */
+	QHCA_CMD_RESIZE_CQ	= 0x20,	/* QHCA_DEV_CAP_RESIZE_CQ */
+	QHCA_CMD_REREG_MR	= 0x21,	/* QHCA_DEV_CAP_REREG_MR */
 };
 
 enum qhca_aq_status {
@@ -281,6 +285,16 @@ QHCA_ASSERT_SIZE(qhca_device_attr, 160);
 #define QHCA_DEV_CAP_MEM_MGT_EXT	0x00000100	/* fast-reg, invalidate */
 /* 1.3 */
 #define QHCA_DEV_CAP_FAULT_INJECT	0x00000200	/* INJECT_FAULT works */
+/*
+ * 1.6.  A bit is set only when the device implements the whole feature:
+ * a command or opcode of a feature whose bit is clear is BAD_OPCODE
+ * (commands) or LOC_QP_OP_ERR (WQEs), as an unknown one.
+ */
+#define QHCA_DEV_CAP_RESIZE_CQ		0x00000400	/* RESIZE_CQ */
+#define QHCA_DEV_CAP_RESIZE_SRQ		0x00000800	/* MODIFY_SRQ max_wr */
+#define QHCA_DEV_CAP_REREG_MR		0x00001000	/* REREG_MR */
+#define QHCA_DEV_CAP_FLUSH		0x00002000	/* WR_FLUSH, FLUSH access */
+#define QHCA_DEV_CAP_ATOMIC_WRITE	0x00004000	/* WR_ATOMIC_WRITE */
 
 /* QUERY_PORT: payload struct qhca_cmd_query_port; response qhca_port_attr. */
 struct qhca_cmd_query_port {
@@ -547,6 +561,13 @@ QHCA_ASSERT_SIZE(qhca_eqe, 16);
 /* 1.2: MRs only: memory windows may be bound to the MR. */
 #define QHCA_ACCESS_MW_BIND		0x10
 #define QHCA_ACCESS_MR_ALL		0x1f
+/*
+ * 1.6, with QHCA_DEV_CAP_FLUSH: the IBA 1.5 FLUSH targets an MR (and a QP)
+ * accepts, IB_ACCESS_FLUSH_GLOBAL and IB_ACCESS_FLUSH_PERSISTENT.  They are
+ * not IB's bit values: the driver translates.
+ */
+#define QHCA_ACCESS_FLUSH_GLOBAL	0x20
+#define QHCA_ACCESS_FLUSH_PERSISTENT	0x40
 
 /*
  * An lkey or rkey is the MR's table index shifted left by 8 with an 8-bit
@@ -866,6 +887,9 @@ enum qhca_wr_opcode {
 	QHCA_WR_LOCAL_INV		= 7,	/* rkey: the key to invalidate */
 	QHCA_WR_BIND_MW			= 8,	/* struct qhca_sq_wqe_bind */
 	QHCA_WR_SEND_WITH_INV		= 9,	/* rkey: the remote key */
+	/* 1.6, IBA 1.5 memory placement, each with its QHCA_DEV_CAP_* bit */
+	QHCA_WR_FLUSH			= 14,
+	QHCA_WR_ATOMIC_WRITE		= 15,
 	QHCA_WR_REG_MR			= 0x20,	/* struct qhca_sq_wqe_reg_mr */
 };
 
@@ -1160,6 +1184,8 @@ enum qhca_wc_opcode {
 	QHCA_WC_FETCH_ADD		= 4,
 	QHCA_WC_BIND_MW			= 5,	/* 1.2 */
 	QHCA_WC_LOCAL_INV		= 6,	/* 1.2 */
+	QHCA_WC_FLUSH			= 8,	/* 1.6 */
+	QHCA_WC_ATOMIC_WRITE		= 9,	/* 1.6 */
 	QHCA_WC_REG_MR			= 10,	/* 1.2; 8 before 1.4 */
 	QHCA_WC_RECV			= 128,
 	QHCA_WC_RECV_RDMA_WITH_IMM	= 129,
