@@ -62,6 +62,8 @@
 #include "qhca-fuzz.h"
 
 #define FZ_RUN_DEADLINE_S   120
+/* Tries to start QEMU for one seed before that counts as a finding. */
+#define FZ_START_ATTEMPTS   4
 /*
  * Where a DMA target that would hit the admin rings goes instead: above
  * everything the fuzzer allocates, so that however long the transfer it
@@ -1395,6 +1397,7 @@ int main(int argc, char **argv)
     uint64_t eth_runs = 0;
     const char *net = getenv("QHCA_FUZZ_NET");
     uint64_t retried = UINT64_MAX;
+    unsigned starts = 0;
     bool verbose = false;
     int i;
 
@@ -1561,17 +1564,25 @@ int main(int argc, char **argv)
             continue;
         }
         g_file_get_contents(log, &text, NULL, NULL);
-        if (text && strstr(text, "qtest_connect") && retried != seed) {
+        if (retried != seed) {
+            starts = 0;
+        }
+        if (text && strstr(text, "qtest_connect") &&
+            starts < FZ_START_ATTEMPTS) {
             /*
              * QEMU did not come up in libqtest's time (a sanitizer build
-             * on a loaded host): not the device's doing; once more.
+             * on a loaded host): not the device's doing, the seed has not
+             * run yet.  Again, after a longer pause each time; a QEMU that
+             * never starts is still a finding.
              */
-            printf("  seed %" PRIu64 ": QEMU did not start, again\n", seed);
+            starts++;
+            printf("  seed %" PRIu64 ": QEMU did not start, again in %u s\n",
+                   seed, 1u << starts);
             restarts++;
             retried = seed--;
             unlink(log);
             unlink(trace);
-            g_usleep(G_USEC_PER_SEC);
+            g_usleep((1u << starts) * G_USEC_PER_SEC);
             continue;
         }
         findings++;
