@@ -1112,16 +1112,33 @@ enum qhca_srq_type {
  * WQEs remain posted, the device posts one SRQ_LIMIT event and disarms
  * (limit reads 0 again).  A limit of 0 disarms; a limit larger than the
  * ring is BAD_PARAM.
+ *
+ * 1.6, with QHCA_DEV_CAP_RESIZE_SRQ: QHCA_SRQ_ATTR_MAX_WR moves the SRQ
+ * to a new ring of 2^depth_log2 WQEs at ring_addr, of the same stride.
+ * The device first applies the last doorbell, then copies each WQE
+ * posted and not yet taken (free-running indexes ci .. pi - 1) from its
+ * slot in the old ring to the slot of the same index in the new ring;
+ * the indexes go on counting from there, and the old ring is never read
+ * again.  A ring smaller than the WQEs still posted (pi - ci), smaller
+ * than the armed limit (or the limit this command sets), or an SRQ in
+ * ERR is BAD_PARAM (BAD_STATE for ERR); nothing changes then.  Without
+ * the bit, ring_addr, depth_log2 and the reserved bytes are zero: the
+ * 16 bytes of 1.2 are the same command.
  */
 struct qhca_cmd_modify_srq {
 	__le32 srqn;
 	__le32 attr_mask;	/* QHCA_SRQ_ATTR_* */
 	__le32 limit;
 	__le32 rsvd;
+	__le64 ring_addr;	/* 1.6, MAX_WR: QHCA_QUEUE_ALIGN aligned */
+	__u8 depth_log2;	/* 1.6, MAX_WR: 1 .. log2(max_srq_wr) */
+	__u8 rsvd1[7];
+	__le64 rsvd2;
 };
-QHCA_ASSERT_SIZE(qhca_cmd_modify_srq, 16);
+QHCA_ASSERT_SIZE(qhca_cmd_modify_srq, 40);
 #define QHCA_SRQ_ATTR_LIMIT		0x0001
-#define QHCA_SRQ_ATTR_RSVD		0xfffffffe
+#define QHCA_SRQ_ATTR_MAX_WR		0x0002	/* 1.6 */
+#define QHCA_SRQ_ATTR_RSVD		0xfffffffc
 
 /* QUERY_SRQ: payload struct qhca_cmd_handle; response qhca_srq_attr. */
 struct qhca_srq_attr {

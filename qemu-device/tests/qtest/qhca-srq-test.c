@@ -319,7 +319,9 @@ static void test_srq_commands(void)
     g_assert_cmpuint(srt_modify_srq(s, srqn, QHCA_SRQ_ATTR_LIMIT,
                                     (1u << SRQ_LOG2) + 1), ==,
                      QHCA_AQ_BAD_PARAM);
+    /* MAX_WR (1.6) without its ring; a bit no version defines. */
     g_assert_cmpuint(srt_modify_srq(s, srqn, 0x2, 0), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_modify_srq(s, srqn, 0x4, 0), ==, QHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(srt_modify_srq(s, srqn, 0, 5), ==, QHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(srt_modify_srq(s, srqn, 0, 0), ==, QHCA_AQ_SUCCESS);
     g_assert_cmpuint(srt_modify_srq(s, 0, QHCA_SRQ_ATTR_LIMIT, 1), ==,
@@ -619,6 +621,246 @@ static void test_srq_traffic(void)
     srt_stop(s);
 }
 
+/* MODIFY_SRQ with MAX_WR (1.6): a new ring of 2^@depth_log2 at @ring. */
+static uint8_t srt_resize(Srt *s, uint32_t srqn, uint32_t mask,
+                          uint32_t limit, uint64_t ring, uint8_t depth_log2)
+{
+    struct qhca_cmd_modify_srq m = {
+        .srqn = cpu_to_le32(srqn),
+        .attr_mask = cpu_to_le32(mask),
+        .limit = cpu_to_le32(limit),
+        .ring_addr = cpu_to_le64(ring),
+        .depth_log2 = depth_log2,
+    };
+
+    return qt_cmd(s->t, QHCA_CMD_MODIFY_SRQ, &m, sizeof(m), NULL);
+}
+
+/* A zeroed ring of 2^@depth_log2 WQEs of the test's stride. */
+static uint64_t srt_ring(Srt *s, uint8_t depth_log2)
+{
+    uint64_t size = 1ull << (depth_log2 + SRQ_STRIDE_LOG2);
+    uint64_t ring = guest_alloc(&s->t->alloc, size);
+
+    g_assert_cmpuint(ring % QHCA_QUEUE_ALIGN, ==, 0);
+    qtest_memset(s->t->qts, ring, 0, size);
+    return ring;
+}
+
+/* The SRQ moved to @ring: the old one is garbage from now on. */
+static void srt_moved(Srt *s, QhcaSrq *srq, uint64_t ring, uint8_t depth_log2)
+{
+    qtest_memset(s->t->qts, srq->ring, 0xff,
+                 (uint64_t)srq->entries * srq->stride);
+    srq->ring = ring;
+    srq->entries = 1u << depth_log2;
+}
+
+/*
+ * SEND @n messages of distinct bytes to @rcv's SRQ: each takes the WQE
+ * with wr_id @first_wr_id + i, in order, and its buffer holds the bytes.
+ */
+static void srt_receive_n(Srt *s, QhcaQp *snd, QhcaQp *rcv, QhcaCq *cq,
+                          QhcaCq *rcq, uint64_t src, uint64_t dst,
+                          uint64_t first_wr_id, int n)
+{
+    uint8_t want[64], got[64];
+    struct qhca_cqe cqe;
+    int i, k;
+
+    for (i = 0; i < n; i++) {
+        uint64_t wr_id = first_wr_id + i;
+
+        for (k = 0; k < sizeof(want); k++) {
+            want[k] = wr_id * 13 + k;
+        }
+        qtest_memwrite(s->t->qts, src, want, sizeof(want));
+        srt_send(s, snd, wr_id, src, sizeof(want));
+        cqe = qt_cq_take(s->t, rcq);
+        g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, wr_id);
+        g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, rcv->qpn);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(want));
+        qtest_memread(s->t->qts, dst + (wr_id % 64) * 64, got, sizeof(got));
+        g_assert_cmpmem(got, sizeof(got), want, sizeof(want));
+        cqe = qt_cq_take(s->t, cq);
+        g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
+    }
+}
+
+/* Post @n WQEs from @first_wr_id, each to its own 64 bytes of @dst. */
+static void srt_post_n(Srt *s, QhcaSrq *srq, uint64_t dst,
+                       uint64_t first_wr_id, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        uint64_t wr_id = first_wr_id + i;
+
+        srt_srq_wqe(s, srq, wr_id, dst + (wr_id % 64) * 64, 64);
+    }
+    qt_srq_ring(s->t, srq);
+}
+
+/*
+ * 1.6 MAX_WR: WQEs posted before a resize, wrapped around the old ring,
+ * are taken from the new one in order, none lost or taken twice; the
+ * SRQ then holds what the new ring holds; shrinking below what is posted
+ * or below the armed limit changes nothing; every malformed field.
+ */
+static void test_srq_resize(void)
+{
+    Srt *s = srt_start(",max-srq-wr=256");
+    QhcaTest *t = s->t;
+    QhcaCq *cq = srt_cq(s);
+    QhcaCq *rcq = srt_cq(s);
+    QhcaSrq *srq = srt_srq(s);
+    QhcaQpSpec spec = srt_qp_spec(s, cq);
+    QhcaQp *snd = srt_qp(s, cq, NULL), *rcv;
+    uint64_t src = guest_alloc(&t->alloc, 64);
+    uint64_t dst = guest_alloc(&t->alloc, 64 * 64);
+    uint64_t big = srt_ring(s, 5), small = srt_ring(s, 2);
+    uint64_t tiny = srt_ring(s, 1);
+    struct qhca_cmd_modify_srq m16 = {
+        .attr_mask = cpu_to_le32(QHCA_SRQ_ATTR_LIMIT),
+        .limit = cpu_to_le32(2),
+    };
+    struct qhca_srq_attr a;
+    uint64_t errors;
+
+    spec.recv_cqn = rcq->cqn;
+    spec.srq = srq;
+    rcv = qt_qp_new(t, &spec);
+    srt_connect(s, snd, rcv);
+
+    /* Six taken, five posted over the end of the 8-WQE ring: 6 .. 10. */
+    srt_post_n(s, srq, dst, 100, 6);
+    srt_receive_n(s, snd, rcv, cq, rcq, src, dst, 100, 6);
+    srt_post_n(s, srq, dst, 106, 5);
+
+    /* Every malformed field; nothing changes. */
+    errors = le64_to_cpu(qt_stats(t).admin_errors);
+    g_assert_cmpuint(srt_resize(s, srq->srqn, QHCA_SRQ_ATTR_MAX_WR, 0, big,
+                                0), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_resize(s, srq->srqn, QHCA_SRQ_ATTR_MAX_WR, 0, big,
+                                9), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_resize(s, srq->srqn, QHCA_SRQ_ATTR_MAX_WR, 0,
+                                big + 8, 5), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_resize(s, srq->srqn, QHCA_SRQ_ATTR_MAX_WR, 0,
+                                RAM_END - 64, 5), ==, QHCA_AQ_BAD_ADDRESS);
+    g_assert_cmpuint(srt_resize(s, srq->srqn, QHCA_SRQ_ATTR_MAX_WR, 0,
+                                0xfffffffffffff000ull, 5), ==,
+                     QHCA_AQ_BAD_ADDRESS);
+    g_assert_cmpuint(srt_resize(s, srq->srqn, 0, 0, big, 0), ==,
+                     QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_resize(s, srq->srqn, 0, 0, 0, 5), ==,
+                     QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_resize(s, srq->srqn + 1, QHCA_SRQ_ATTR_MAX_WR, 0,
+                                big, 5), ==, QHCA_AQ_BAD_HANDLE);
+    {
+        struct qhca_cmd_modify_srq m = {
+            .srqn = cpu_to_le32(srq->srqn),
+            .attr_mask = cpu_to_le32(QHCA_SRQ_ATTR_MAX_WR),
+            .ring_addr = cpu_to_le64(big),
+            .depth_log2 = 5,
+        };
+
+        m.rsvd1[6] = 1;
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_MODIFY_SRQ, &m, sizeof(m), NULL),
+                         ==, QHCA_AQ_BAD_PARAM);
+        m.rsvd1[6] = 0;
+        m.rsvd2 = cpu_to_le64(1ull << 63);
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_MODIFY_SRQ, &m, sizeof(m), NULL),
+                         ==, QHCA_AQ_BAD_PARAM);
+    }
+    /* Five posted: a ring of 4 cannot hold them. */
+    g_assert_cmpuint(srt_resize(s, srq->srqn, QHCA_SRQ_ATTR_MAX_WR, 0, small,
+                                2), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(le64_to_cpu(qt_stats(t).admin_errors), ==, errors + 11);
+    a = qt_query_srq(t, srq->srqn);
+    g_assert_cmpuint(a.depth_log2, ==, SRQ_LOG2);
+    g_assert_cmpuint(le16_to_cpu(a.ci), ==, 6);
+    g_assert_cmpuint(le16_to_cpu(a.pi), ==, 11);
+    g_assert_cmpuint(a.state, ==, QHCA_SRQ_STATE_READY);
+
+    /* The 1.2 command, 16 bytes, is the same command. */
+    m16.srqn = cpu_to_le32(srq->srqn);
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_MODIFY_SRQ, &m16, 16, NULL), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(qt_query_srq(t, srq->srqn).limit), ==, 2);
+
+    /* Grow to 32, the old ring poisoned: 5 + 20 WQEs, in order. */
+    g_assert_cmpuint(srt_resize(s, srq->srqn, QHCA_SRQ_ATTR_MAX_WR, 0, big,
+                                5), ==, QHCA_AQ_SUCCESS);
+    srt_moved(s, srq, big, 5);
+    a = qt_query_srq(t, srq->srqn);
+    g_assert_cmpuint(a.depth_log2, ==, 5);
+    g_assert_cmpuint(le16_to_cpu(a.ci), ==, 6);
+    g_assert_cmpuint(le16_to_cpu(a.pi), ==, 11);
+    g_assert_cmpuint(le32_to_cpu(a.limit), ==, 2);
+    srt_post_n(s, srq, dst, 111, 20);
+    g_assert_cmpuint(le16_to_cpu(qt_query_srq(t, srq->srqn).pi), ==, 31);
+    srt_receive_n(s, snd, rcv, cq, rcq, src, dst, 106, 25);
+    srt_expect_event(s, QHCA_EVENT_SRQ_LIMIT, srq->srqn);
+
+    /*
+     * Shrink: four posted (31 .. 34), an armed limit of 3.  A ring of 2 is
+     * smaller than both; 4 holds them, and WQEs go on in order.
+     */
+    srt_post_n(s, srq, dst, 131, 4);
+    g_assert_cmpuint(srt_modify_srq(s, srq->srqn, QHCA_SRQ_ATTR_LIMIT, 3),
+                     ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(srt_resize(s, srq->srqn, QHCA_SRQ_ATTR_MAX_WR, 0, tiny,
+                                1), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_resize(s, srq->srqn,
+                                QHCA_SRQ_ATTR_MAX_WR | QHCA_SRQ_ATTR_LIMIT,
+                                0, tiny, 1), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_resize(s, srq->srqn,
+                                QHCA_SRQ_ATTR_MAX_WR | QHCA_SRQ_ATTR_LIMIT,
+                                5, small, 2), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(qt_query_srq(t, srq->srqn).depth_log2, ==, 5);
+    g_assert_cmpuint(srt_resize(s, srq->srqn,
+                                QHCA_SRQ_ATTR_MAX_WR | QHCA_SRQ_ATTR_LIMIT,
+                                4, small, 2), ==, QHCA_AQ_SUCCESS);
+    srt_moved(s, srq, small, 2);
+    a = qt_query_srq(t, srq->srqn);
+    g_assert_cmpuint(a.depth_log2, ==, 2);
+    g_assert_cmpuint(le32_to_cpu(a.limit), ==, 4);
+    /* A full small ring takes no further doorbell. */
+    srt_srq_db(s, s->uar, srq->srqn, 36);
+    qt_assert_error(t, QHCA_ERR_BAD_DOORBELL);
+    srt_receive_n(s, snd, rcv, cq, rcq, src, dst, 131, 4);
+    srt_expect_event(s, QHCA_EVENT_SRQ_LIMIT, srq->srqn);
+    qt_cq_assert_empty(t, rcq);
+    g_assert_cmpuint(qt_counter(t, QHCA_CNT_SRQ_WQES), ==, 35);
+
+    /* An SRQ in ERR is not resized. */
+    {
+        struct qhca_cmd_inject_fault f = {
+            .type = cpu_to_le16(QHCA_FAULT_SRQ_ERR),
+            .handle = cpu_to_le32(srq->srqn),
+        };
+
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_INJECT_FAULT, &f, sizeof(f),
+                                NULL), ==, QHCA_AQ_SUCCESS);
+        srt_expect_event(s, QHCA_EVENT_SRQ_ERR, srq->srqn);
+        g_assert_cmpuint(srt_resize(s, srq->srqn, QHCA_SRQ_ATTR_MAX_WR, 0,
+                                    big, 5), ==, QHCA_AQ_BAD_STATE);
+        g_assert_cmpuint(qt_query_srq(t, srq->srqn).depth_log2, ==, 2);
+    }
+
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_QP, rcv->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srq->srqn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_free(rcv);
+    g_free(snd);
+    g_free(srq);
+    g_free(cq);
+    g_free(rcq);
+    srt_stop(s);
+}
+
 int main(int argc, char **argv)
 {
     if (!qt_init(&argc, &argv)) {
@@ -631,6 +873,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/srq/qp", test_srq_qp);
     qtest_add_func("/qhca/srq/doorbell", test_srq_doorbell);
     qtest_add_func("/qhca/srq/traffic", test_srq_traffic);
+    qtest_add_func("/qhca/srq/resize", test_srq_resize);
 
     return g_test_run();
 }

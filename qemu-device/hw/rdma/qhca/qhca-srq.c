@@ -16,6 +16,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/bitops.h"
+#include "qemu/cutils.h"
 #include "qemu/host-utils.h"
 #include "qhca.h"
 #include "trace.h"
@@ -156,35 +157,134 @@ uint8_t qhca_srq_create(QhcaState *s, const QhcaCmd *cmd,
     return QHCA_AQ_SUCCESS;
 }
 
+static void qhca_srq_sync(QhcaState *s, QhcaSrq *srq);
+
+/*
+ * 1.6 MAX_WR: the new ring's fields, checked before anything changes.
+ * Without the mask bit they must be zero, as the reserved bytes are.
+ */
+static uint8_t qhca_srq_check_ring(QhcaState *s, const QhcaCmd *cmd,
+                                   const struct qhca_cmd_modify_srq *p,
+                                   bool resize)
+{
+    uint64_t ring = le64_to_cpu(p->ring_addr);
+    unsigned max_depth = 31 - clz32(s->params.max_srq_wr);
+
+    if (!buffer_is_zero(p->rsvd1, sizeof(p->rsvd1)) || p->rsvd2) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
+    }
+    if (!resize) {
+        if (ring || p->depth_log2) {
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                    "ring given without its mask bit");
+        }
+        return QHCA_AQ_SUCCESS;
+    }
+    if (p->depth_log2 < 1 || p->depth_log2 > max_depth) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "depth out of range");
+    }
+    if (ring % QHCA_QUEUE_ALIGN) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "ring not 64-byte aligned");
+    }
+    return QHCA_AQ_SUCCESS;
+}
+
+/*
+ * Move @srq to the ring of @p, under the lock: the WQEs posted and not
+ * taken go to the slots of the same free-running index there.  Nothing
+ * changes unless every one of them was copied.
+ */
+static uint8_t qhca_srq_resize(QhcaState *s, const QhcaCmd *cmd,
+                               QhcaSrq *srq,
+                               const struct qhca_cmd_modify_srq *p)
+{
+    uint64_t ring = le64_to_cpu(p->ring_addr);
+    uint32_t entries = 1u << p->depth_log2;
+    uint32_t stride = 1u << srq->stride_log2;
+    uint8_t wqe[1u << QHCA_WQE_MAX_STRIDE_LOG2];
+    uint16_t idx;
+
+    if (!qhca_dma_in_ram(s, ring, (uint64_t)entries << srq->stride_log2,
+                         true)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "ring not in guest RAM");
+    }
+    for (idx = srq->ci; idx != srq->pi; idx++) {
+        uint64_t from = qhca_ring_slot(srq->ring, srq->entries,
+                                       srq->stride_log2, idx);
+        uint64_t to = qhca_ring_slot(ring, entries, srq->stride_log2, idx);
+
+        if (!qhca_dma_read(s, from, wqe, stride)) {
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                    "old ring not in guest RAM");
+        }
+        if (!qhca_dma_write(s, to, wqe, stride)) {
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                    "new ring not in guest RAM");
+        }
+    }
+    trace_qhca_srq_resize(srq->srqn, srq->entries, entries, ring,
+                          (uint16_t)(srq->pi - srq->ci));
+    srq->ring = ring;
+    srq->depth_log2 = p->depth_log2;
+    qatomic_set(&srq->entries, entries);
+    return QHCA_AQ_SUCCESS;
+}
+
 uint8_t qhca_srq_modify(QhcaState *s, const QhcaCmd *cmd,
                         const struct qhca_cmd_modify_srq *p)
 {
     uint32_t srqn = le32_to_cpu(p->srqn);
     uint32_t mask = le32_to_cpu(p->attr_mask);
     uint32_t limit = le32_to_cpu(p->limit);
+    bool resize = mask & QHCA_SRQ_ATTR_MAX_WR;
+    uint32_t entries;
     QhcaSrq *srq;
+    uint8_t status;
 
     if (p->rsvd || (mask & QHCA_SRQ_ATTR_RSVD)) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "reserved field set");
     }
+    status = qhca_srq_check_ring(s, cmd, p, resize);
+    if (status != QHCA_AQ_SUCCESS) {
+        return status;
+    }
     if (!qhca_table_live(&s->srqs, srqn)) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such SRQ");
     }
     srq = &s->srq[srqn];
-    if (!(mask & QHCA_SRQ_ATTR_LIMIT)) {
-        if (limit) {
-            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                                    "limit given without its mask bit");
-        }
-        return QHCA_AQ_SUCCESS;
+    if (!(mask & QHCA_SRQ_ATTR_LIMIT) && limit) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "limit given without its mask bit");
     }
-    if (limit > srq->entries) {
+    entries = resize ? 1u << p->depth_log2 : srq->entries;
+    if (mask & QHCA_SRQ_ATTR_LIMIT ? limit > entries : srq->limit > entries) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "limit larger than the ring");
     }
-    srq->limit = limit;
-    trace_qhca_srq_modify(srqn, limit);
+    if (resize) {
+        if (srq->state == QHCA_SRQ_STATE_ERR) {
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                    "SRQ in error");
+        }
+        qhca_srq_sync(s, srq);
+        if ((uint16_t)(srq->pi - srq->ci) > entries) {
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                    "more WQEs posted than the ring holds");
+        }
+        status = qhca_srq_resize(s, cmd, srq, p);
+        if (status != QHCA_AQ_SUCCESS) {
+            return status;
+        }
+    }
+    if (mask & QHCA_SRQ_ATTR_LIMIT) {
+        srq->limit = limit;
+        trace_qhca_srq_modify(srqn, limit);
+    }
     return QHCA_AQ_SUCCESS;
 }
 
