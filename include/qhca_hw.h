@@ -641,6 +641,25 @@ struct qhca_cmd_create_cq {
 };
 QHCA_ASSERT_SIZE(qhca_cmd_create_cq, 40);
 
+/*
+ * RESIZE_CQ (1.6, QHCA_DEV_CAP_RESIZE_CQ): CQ cqn moves to a new ring of
+ * 2^depth_log2 entries and a new consumer record.  ci is the free-running
+ * consumer index the consumer has reached; the CQEs from ci up to the
+ * producer index are copied to the new ring at the same free-running
+ * indexes, every other slot of it is written as already consumed, and
+ * later CQEs go only to the new ring.  BAD_PARAM if more CQEs are
+ * outstanding than the new ring holds; the CQ then works on as before.
+ */
+struct qhca_cmd_resize_cq {
+	__le64 ring_addr;	/* QHCA_QUEUE_ALIGN aligned */
+	__le64 dbrec_addr;	/* 4-byte aligned, holding ci */
+	__le32 cqn;
+	__le32 ci;		/* the consumer's free-running index */
+	__u8 depth_log2;	/* 1 .. log2(max_cqe) */
+	__u8 rsvd[7];
+};
+QHCA_ASSERT_SIZE(qhca_cmd_resize_cq, 32);
+
 /* QP types. */
 enum qhca_qp_type {		/* as enum ib_qp_type */
 	QHCA_QPT_GSI	= 1,	/* 1.5, Ethernet port: QP1, see below */

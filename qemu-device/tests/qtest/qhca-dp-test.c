@@ -1657,6 +1657,282 @@ static void test_cq_overrun(void)
     dp_stop(dp);
 }
 
+/* ------------------------------------------------------------------ */
+/* RESIZE_CQ (1.6)                                                     */
+
+/*
+ * RESIZE_CQ of @cq to 2^@depth_log2 entries at the consumer index the
+ * test has reached, into a new ring and record the test fills with 0xff
+ * first (the device writes every slot); on success @cq is switched.
+ */
+static uint8_t dp_resize_cq(Dp *dp, QhcaCq *cq, uint8_t depth_log2)
+{
+    uint32_t entries = 1u << depth_log2;
+    uint64_t size = (uint64_t)entries * sizeof(struct qhca_cqe);
+    uint64_t ring = guest_alloc(&dp->t->alloc, size);
+    uint64_t rec = guest_alloc(&dp->t->alloc, 64);
+    struct qhca_cmd_resize_cq c = {
+        .ring_addr = cpu_to_le64(ring),
+        .dbrec_addr = cpu_to_le64(rec),
+        .cqn = cpu_to_le32(cq->cqn),
+        .ci = cpu_to_le32(cq->ci),
+        .depth_log2 = depth_log2,
+    };
+    uint32_t ci = cpu_to_le32(cq->ci);
+    uint8_t status;
+
+    qtest_memset(dp->t->qts, ring, 0xff, size);
+    qtest_memwrite(dp->t->qts, rec, &ci, sizeof(ci));
+    status = qt_cmd(dp->t, QHCA_CMD_RESIZE_CQ, &c, sizeof(c), NULL);
+    if (status == QHCA_AQ_SUCCESS) {
+        cq->ring = ring;
+        cq->dbrec = rec;
+        cq->entries = entries;
+    }
+    return status;
+}
+
+/*
+ * Post @n signaled SENDs of no data from A, wr_id @first on, and as many
+ * receives on B, 15 at a time (the rings hold 16); without @wait, at most
+ * 15 that are left to come.  With @wait each batch is completed (its 2
+ * CQEs per SEND written) before the next is posted.
+ */
+static void dp_sends_wait(DpPair *p, uint64_t first, int n, bool wait)
+{
+    struct qhca_sq_wqe w = dp_wqe(0, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
+    QhcaTest *t = p->dp->t;
+    int i, batch;
+
+    g_assert(wait || n <= 15);
+    for (i = 0; i < n; i += batch) {
+        uint64_t cqes = qt_counter(t, QHCA_CNT_CQES);
+        int j;
+
+        batch = MIN(n - i, 15);
+        for (j = 0; j < batch; j++) {
+            qt_qp_post_recv(t, p->b, first + i + j, NULL, 0);
+            w.wr_id = cpu_to_le64(first + i + j);
+            dp_post_send(p->dp, p->a, &w, NULL, 0, NULL, 0);
+        }
+        qt_qp_ring_sq(t, p->a);
+        if (wait) {
+            qt_wait_counter(t, QHCA_CNT_CQES, cqes + 2 * batch);
+        }
+    }
+}
+
+static void dp_sends(DpPair *p, uint64_t first, int n)
+{
+    dp_sends_wait(p, first, n, true);
+}
+
+/* The next @n CQEs of @cq are @first, @first + 1, ... of @opcode. */
+static void dp_take_ids(DpPair *p, QhcaCq *cq, QhcaQp *qp, uint8_t opcode,
+                        uint64_t first, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        struct qhca_cqe cqe = qt_cq_expect(p->dp->t, cq, qp->qpn, opcode,
+                                           QHCA_WC_SUCCESS);
+
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, first + i);
+    }
+}
+
+/*
+ * Grow and shrink with CQEs not yet consumed: each comes once, in order,
+ * from the new ring; the old ring is left alone; an armed CQ stays armed.
+ */
+static void test_cq_resize(void)
+{
+    DpPair p = dp_pair(NULL);
+    Dp *dp = p.dp;
+    size_t len = 64 * sizeof(struct qhca_cqe);
+    g_autofree uint8_t *before = g_malloc(len);
+    g_autofree uint8_t *after = g_malloc(len);
+    uint64_t old;
+    int i;
+
+    /* B's CQ (64) at 70, its second pass (phase 0), with 10 to consume. */
+    dp_sends(&p, 0, 40);
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 0, 40);
+    dp_take_ids(&p, p.cq_a, p.a, QHCA_WC_SEND, 0, 40);
+    dp_sends(&p, 40, 40);
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 40, 30);
+    dp_take_ids(&p, p.cq_a, p.a, QHCA_WC_SEND, 40, 40);
+
+    /* Grow to 256; the old ring is never written again. */
+    old = p.cq_b->ring;
+    qtest_memread(dp->t->qts, old, before, len);
+    g_assert_cmpuint(dp_resize_cq(dp, p.cq_b, 8), ==, QHCA_AQ_SUCCESS);
+    /* Arming fires at once for what was copied. */
+    qt_cq_arm(dp->t, dp->uar, p.cq_b, false);
+    dp_expect_event(dp, QHCA_EVENT_COMPLETION, p.cq_b->cqn);
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 70, 10);
+    qt_cq_assert_empty(dp->t, p.cq_b);
+    /* From 80 over the end of the new ring's first pass to 300. */
+    for (i = 80; i < 300; i += 55) {
+        dp_sends(&p, i, 55);
+        dp_take_ids(&p, p.cq_a, p.a, QHCA_WC_SEND, i, 55);
+    }
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 80, 220);
+    qtest_memread(dp->t->qts, old, after, len);
+    g_assert(memcmp(before, after, len) == 0);
+
+    /* Shrink to 4 with 3 to consume, at 300: a pass with phase 1. */
+    dp_sends(&p, 300, 3);
+    g_assert_cmpuint(dp_resize_cq(dp, p.cq_b, 2), ==, QHCA_AQ_SUCCESS);
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 300, 3);
+    qt_cq_assert_empty(dp->t, p.cq_b);
+    dp_sends(&p, 303, 4);
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 303, 4);
+    dp_sends(&p, 307, 4);
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 307, 4);
+    dp_take_ids(&p, p.cq_a, p.a, QHCA_WC_SEND, 300, 11);
+
+    /* Exactly full fits: 4 in a ring of 4, the same size again. */
+    dp_sends(&p, 311, 4);
+    g_assert_cmpuint(dp_resize_cq(dp, p.cq_b, 2), ==, QHCA_AQ_SUCCESS);
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 311, 4);
+    dp_take_ids(&p, p.cq_a, p.a, QHCA_WC_SEND, 311, 4);
+    qt_cq_assert_empty(dp->t, p.cq_b);
+    g_assert_cmpuint(qt_counter(dp->t, QHCA_CNT_CQ_OVERRUNS), ==, 0);
+    g_assert_cmpuint(qt_guest_errors(dp->t), ==, 0);
+    g_assert_cmpuint(qt_qp_state(dp->t, p.b), ==, QHCA_QPS_RTS);
+    dp_pair_free(&p);
+}
+
+/*
+ * A resize the CQ cannot take fails and changes nothing: more CQEs
+ * outstanding than the new ring holds, and every bad field.
+ */
+static void test_cq_resize_bad(void)
+{
+    DpPair p = dp_pair(",max-cqe=256");
+    Dp *dp = p.dp;
+    QhcaTest *t = dp->t;
+    uint64_t ring = guest_alloc(&t->alloc, 256 * sizeof(struct qhca_cqe));
+    uint64_t rec = guest_alloc(&t->alloc, 64);
+    struct qhca_cmd_resize_cq good = {
+        .ring_addr = cpu_to_le64(ring),
+        .dbrec_addr = cpu_to_le64(rec),
+        .cqn = cpu_to_le32(p.cq_b->cqn),
+        .depth_log2 = 8,
+    }, c;
+    uint64_t errors;
+
+    /* 5 outstanding do not fit in 4: BAD_PARAM, and the CQ goes on. */
+    dp_sends(&p, 0, 5);
+    g_assert_cmpuint(dp_resize_cq(dp, p.cq_b, 2), ==, QHCA_AQ_BAD_PARAM);
+    dp_sends(&p, 5, 3);
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 0, 8);
+    dp_take_ids(&p, p.cq_a, p.a, QHCA_WC_SEND, 0, 8);
+    qt_cq_assert_empty(dp->t, p.cq_b);
+
+    /*
+     * The fields, with 2 outstanding at 8, after a resize at 8 that told
+     * the device where the consumer is.
+     */
+    g_assert_cmpuint(dp_resize_cq(dp, p.cq_b, 6), ==, QHCA_AQ_SUCCESS);
+    dp_sends(&p, 8, 2);
+    good.ci = cpu_to_le32(p.cq_b->ci);
+    errors = qt_guest_errors(t);
+#define BAD(field, value, status) do {                                  \
+        c = good;                                                       \
+        c.field = value;                                                \
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_RESIZE_CQ, &c, sizeof(c),   \
+                                NULL), ==, status);                     \
+    } while (0)
+    BAD(cqn, 0, QHCA_AQ_BAD_HANDLE);
+    BAD(cqn, cpu_to_le32(p.cq_b->cqn + 5), QHCA_AQ_BAD_HANDLE);
+    BAD(depth_log2, 0, QHCA_AQ_BAD_PARAM);
+    BAD(depth_log2, 9, QHCA_AQ_BAD_PARAM);      /* more than max-cqe */
+    BAD(depth_log2, 255, QHCA_AQ_BAD_PARAM);
+    BAD(ring_addr, cpu_to_le64(ring + 32), QHCA_AQ_BAD_PARAM);
+    BAD(dbrec_addr, cpu_to_le64(rec + 2), QHCA_AQ_BAD_PARAM);
+    BAD(rsvd[6], 1, QHCA_AQ_BAD_PARAM);
+    BAD(ring_addr, cpu_to_le64(RAM_END - 64), QHCA_AQ_BAD_ADDRESS);
+    BAD(ring_addr, cpu_to_le64(1ull << 60), QHCA_AQ_BAD_ADDRESS);
+    BAD(dbrec_addr, cpu_to_le64(t->bar0.addr), QHCA_AQ_BAD_ADDRESS);
+    /* Overlapping the CQ's own ring. */
+    BAD(ring_addr, cpu_to_le64(p.cq_b->ring), QHCA_AQ_BAD_PARAM);
+    /* Ahead of the producer; behind where the consumer was. */
+    BAD(ci, cpu_to_le32(p.cq_b->ci + 3), QHCA_AQ_BAD_PARAM);
+    BAD(ci, cpu_to_le32(p.cq_b->ci + 0x80000000u), QHCA_AQ_BAD_PARAM);
+    BAD(ci, cpu_to_le32(p.cq_b->ci - 1), QHCA_AQ_BAD_PARAM);
+#undef BAD
+    /* Each is a guest error; none changed the CQ. */
+    g_assert_cmpuint(qt_guest_errors(t), ==, errors + 15);
+    dp_take_ids(&p, p.cq_b, p.b, QHCA_WC_RECV, 8, 2);
+    dp_take_ids(&p, p.cq_a, p.a, QHCA_WC_SEND, 8, 2);
+    qt_cq_assert_empty(dp->t, p.cq_b);
+
+    /* A CQ in error stays so: BAD_STATE. */
+    g_assert_cmpuint(dp_resize_cq(dp, p.cq_b, 1), ==, QHCA_AQ_SUCCESS);
+    dp_sends_wait(&p, 10, 3, false);
+    dp_expect_event(dp, QHCA_EVENT_CQ_ERROR, p.cq_b->cqn);
+    g_assert_cmpuint(dp_resize_cq(dp, p.cq_b, 8), ==, QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_counter(t, QHCA_CNT_CQ_OVERRUNS), ==, 1);
+    dp_pair_free(&p);
+}
+
+/* One CQ of two QPs, resized while both send: no CQE lost or repeated. */
+static void test_cq_resize_shared(void)
+{
+    Dp *dp = dp_start(NULL);
+    QhcaCq *shared = dp_cq(dp, 4);
+    QhcaCq *rcq = dp_cq(dp, 8);
+    QhcaQp *a1 = dp_qp(dp, shared, shared);
+    QhcaQp *a2 = dp_qp(dp, shared, shared);
+    QhcaQp *b1 = dp_qp(dp, rcq, rcq);
+    QhcaQp *b2 = dp_qp(dp, rcq, rcq);
+    QhcaQp *qp[2][2] = { { a1, b1 }, { a2, b2 } };
+    struct qhca_sq_wqe w = dp_wqe(0, QHCA_WR_SEND, QHCA_WQE_F_SIGNALED, 0);
+    uint64_t next[2] = { 0, 0 };
+    int round, i, k, got;
+
+    dp_connect(dp, a1, b1);
+    dp_connect(dp, a2, b2);
+    /* Depth 16 -> 64 -> 8 -> 32 -> 16, the doorbells rung just before. */
+    for (round = 0; round < 4; round++) {
+        static const uint8_t depth[] = { 6, 3, 5, 4 };
+
+        for (k = 0; k < 2; k++) {
+            for (i = 0; i < 3; i++) {
+                qt_qp_post_recv(dp->t, qp[k][1], 0, NULL, 0);
+                w.wr_id = cpu_to_le64(k << 16 | (round * 3 + i));
+                dp_post_send(dp, qp[k][0], &w, NULL, 0, NULL, 0);
+            }
+            qt_qp_ring_sq(dp->t, qp[k][0]);
+        }
+        g_assert_cmpuint(dp_resize_cq(dp, shared, depth[round]), ==,
+                         QHCA_AQ_SUCCESS);
+        for (got = 0; got < 6; got++) {
+            struct qhca_cqe cqe = qt_cq_take(dp->t, shared);
+            uint64_t id = le64_to_cpu(cqe.wr_id);
+
+            k = id >> 16;
+            g_assert_cmpuint(k, <, 2);
+            g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qp[k][0]->qpn);
+            g_assert_cmpuint(cqe.status, ==, QHCA_WC_SUCCESS);
+            g_assert_cmpuint(id & 0xffff, ==, next[k]);
+            next[k]++;
+        }
+        qt_cq_assert_empty(dp->t, shared);
+    }
+    g_assert_cmpuint(next[0], ==, 12);
+    g_assert_cmpuint(next[1], ==, 12);
+    g_free(a1);
+    g_free(a2);
+    g_free(b1);
+    g_free(b2);
+    g_free(shared);
+    g_free(rcq);
+    dp_stop(dp);
+}
+
 /* A reset in the middle of everything leaves nothing behind. */
 static void test_dp_reset(void)
 {
@@ -1840,6 +2116,9 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/dp/flush", test_flush);
     qtest_add_func("/qhca/dp/cq-arm", test_cq_arm);
     qtest_add_func("/qhca/dp/cq-overrun", test_cq_overrun);
+    qtest_add_func("/qhca/dp/cq-resize", test_cq_resize);
+    qtest_add_func("/qhca/dp/cq-resize-bad", test_cq_resize_bad);
+    qtest_add_func("/qhca/dp/cq-resize-shared", test_cq_resize_shared);
     qtest_add_func("/qhca/dp/reset", test_dp_reset);
     qtest_add_func("/qhca/dp/vm-stop", test_vm_stop);
     qtest_add_func("/qhca/dp/timestamp", test_timestamp);

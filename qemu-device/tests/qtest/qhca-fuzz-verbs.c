@@ -1060,6 +1060,36 @@ void fzv_memop(Fz *f)
     qt_qp_ring_sq(f->t, qp);
 }
 
+/*
+ * RESIZE_CQ (1.6) of live CQ slot @i to 2 .. 64 entries, mostly at the
+ * consumer index the fuzzer reached; the slot follows a success.
+ */
+static void fzv_resize_cq(Fz *f, int i, bool mutate)
+{
+    QhcaCq *cq = &f->cq[i];
+    uint8_t depth = 1 + fz_below(f, 6);
+    uint32_t ci = cq->ci + (fz_chance(f, 80) ? 0 : fz_below(f, 5) - 2);
+    struct qhca_cmd_resize_cq c = {
+        .ring_addr = cpu_to_le64(guest_alloc(&f->t->alloc, 64 << depth)),
+        .dbrec_addr = cpu_to_le64(guest_alloc(&f->t->alloc, 64)),
+        .cqn = cpu_to_le32(cq->cqn),
+        .ci = cpu_to_le32(ci),
+        .depth_log2 = depth,
+    };
+
+    qtest_memwrite(f->t->qts, le64_to_cpu(c.dbrec_addr), &c.ci, 4);
+    if (fzv_submit(f, QHCA_CMD_RESIZE_CQ, &c, sizeof(c), mutate, NULL) ==
+        QHCA_AQ_SUCCESS && le32_to_cpu(c.cqn) == cq->cqn) {
+        cq->ring = le64_to_cpu(c.ring_addr);
+        cq->dbrec = le64_to_cpu(c.dbrec_addr);
+        cq->entries = 1u << c.depth_log2;
+        /* What the device took as consumed reads so in the new ring. */
+        if ((int32_t)(le32_to_cpu(c.ci) - cq->ci) > 0) {
+            cq->ci = le32_to_cpu(c.ci);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Admin commands of the 1.2 objects, mutated half of the time         */
 
@@ -1075,9 +1105,12 @@ void fzv_cmd(Fz *f)
         if (i >= 0 && f->cq_live[i]) {
             /*
              * A consumer record beyond the producer, read when the CQ
-             * looks full; or the CQ destroyed (refused while in use).
+             * looks full; or the CQ destroyed (refused while in use);
+             * or resized.
              */
-            if (fz_chance(f, 50)) {
+            if (fz_chance(f, 30)) {
+                fzv_resize_cq(f, i, mutate);
+            } else if (fz_chance(f, 50)) {
                 uint32_t rec = cpu_to_le32(f->cq[i].ci +
                                            fz_below(f, 3) * f->cq[i].entries +
                                            fz_below(f, 8));

@@ -1104,6 +1104,128 @@ static void test_self_modifying_ring(void)
     qhca_stop(p.t);
 }
 
+/* RESIZE_CQ of @cq at its consumer index; @cq follows on success. */
+static uint8_t hx_resize_cq(HxPair *p, QhcaCq *cq, uint64_t ring,
+                            uint64_t dbrec, uint8_t depth, uint32_t ci)
+{
+    struct qhca_cmd_resize_cq c = {
+        .ring_addr = cpu_to_le64(ring),
+        .dbrec_addr = cpu_to_le64(dbrec),
+        .cqn = cpu_to_le32(cq->cqn),
+        .ci = cpu_to_le32(ci),
+        .depth_log2 = depth,
+    };
+    uint8_t status = qt_cmd(p->t, QHCA_CMD_RESIZE_CQ, &c, sizeof(c), NULL);
+
+    if (status == QHCA_AQ_SUCCESS) {
+        cq->ring = ring;
+        cq->dbrec = dbrec;
+        cq->entries = 1u << depth;
+    }
+    return status;
+}
+
+/*
+ * RESIZE_CQ (1.6) with rings and records on the BARs, beyond RAM, across
+ * 2^64, huge depths and consumer indexes; 300 resizes between two rings
+ * while WQEs complete, every CQE seen once; a new ring over the QP's own
+ * SQ, which the CQEs then overwrite.
+ */
+static void test_resize_cq(void)
+{
+    static const uint8_t huge[] = { 0, 16, 31, 32, 63, 64, 128, 255 };
+    static const uint32_t bad_ci[] = {
+        1, 0x10000, 0x7fffffff, 0x80000000, 0xfffffff0, 0xffffffff,
+    };
+    HxPair p;
+    uint64_t ring[2], rec, bad[7];
+    uint64_t errors = 0;
+    struct qhca_sq_wqe w = {
+        .opcode = QHCA_WR_RDMA_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED,
+    };
+    uint64_t next = 0;
+    int i, j, n;
+
+    hx_pair(&p);
+    ring[0] = guest_alloc(&p.t->alloc, 64 * sizeof(struct qhca_cqe));
+    ring[1] = guest_alloc(&p.t->alloc, 64 * sizeof(struct qhca_cqe));
+    rec = guest_alloc(&p.t->alloc, 64);
+    bad[0] = p.t->bar0.addr;
+    bad[1] = p.t->bar0.addr + QHCA_MSIX_TABLE_OFFSET;
+    bad[2] = p.t->bar2.addr;
+    bad[3] = RAM_END;
+    bad[4] = RAM_END - 64;
+    bad[5] = HX_WRAP_ADDR;
+    bad[6] = HX_FAR_ADDR;
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        g_assert_cmpuint(hx_resize_cq(&p, &p.cq_a, bad[i], rec, 2, 0), ==,
+                         QHCA_AQ_BAD_ADDRESS);
+        errors++;
+        if (bad[i] != RAM_END - 64) {
+            g_assert_cmpuint(hx_resize_cq(&p, &p.cq_a, ring[0], bad[i], 2,
+                                          0), ==, QHCA_AQ_BAD_ADDRESS);
+            errors++;
+        }
+    }
+    g_assert_cmpuint(hx_resize_cq(&p, &p.cq_a, ring[0],
+                                  0xfffffffffffffffcull, 2, 0), ==,
+                     QHCA_AQ_BAD_ADDRESS);
+    errors++;
+    for (i = 0; i < ARRAY_SIZE(huge); i++) {
+        g_assert_cmpuint(hx_resize_cq(&p, &p.cq_a, ring[0], rec, huge[i], 0),
+                         ==, QHCA_AQ_BAD_PARAM);
+        errors++;
+    }
+    for (i = 0; i < ARRAY_SIZE(bad_ci); i++) {
+        g_assert_cmpuint(hx_resize_cq(&p, &p.cq_a, ring[0], rec, 2,
+                                      bad_ci[i]), ==, QHCA_AQ_BAD_PARAM);
+        errors++;
+    }
+    hx_assert_errors(p.t, errors);
+
+    /*
+     * Up to 15 WRITEs of nothing in flight, the CQ moved between the two
+     * rings 300 times with depths 16 .. 64 meanwhile: every CQE, in order.
+     */
+    w.rkey = cpu_to_le32(p.key);
+    for (i = 0, n = 0; i < 300; i++) {
+        if (i % 20 == 0) {
+            for (j = 0; j < 15; j++) {
+                w.wr_id = cpu_to_le64(n++);
+                qt_qp_post_send(p.t, &p.a, &w, NULL, 0);
+            }
+            qt_qp_ring_sq(p.t, &p.a);
+        }
+        g_assert_cmpuint(hx_resize_cq(&p, &p.cq_a, ring[(i + 1) % 2], rec,
+                                      4 + i % 3, p.cq_a.ci), ==,
+                         QHCA_AQ_SUCCESS);
+        if (i % 20 == 19) {
+            for (j = 0; j < 15; j++) {
+                struct qhca_cqe cqe = hx_expect_cqe(&p, &p.cq_a,
+                                                    QHCA_WC_SUCCESS);
+
+                g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, next++);
+            }
+        }
+    }
+    hx_no_cqe(&p, &p.cq_a);
+    g_assert_cmpuint(next, ==, n);
+    hx_assert_errors(p.t, errors);
+
+    /* Over the SQ: the guest's own business, the device carries on. */
+    g_assert_cmpuint(hx_resize_cq(&p, &p.cq_a, p.a.sq, rec, 2, p.cq_a.ci),
+                     ==, QHCA_AQ_SUCCESS);
+    for (j = 0; j < 3; j++) {
+        w.wr_id = cpu_to_le64(n++);
+        qt_qp_post_send(p.t, &p.a, &w, NULL, 0);
+    }
+    qt_qp_ring_sq(p.t, &p.a);
+    qt_wait_counter(p.t, QHCA_CNT_CQES, n);
+    hx_assert_errors(p.t, errors);
+    qhca_stop(p.t);
+}
+
 /*
  * Every data-path doorbell with indices outside its ring, and the same
  * SQ doorbell rung 5000 times: each WQE runs once.
@@ -1967,6 +2089,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/hostile/self-modifying-ring",
                    test_self_modifying_ring);
     qtest_add_func("/qhca/hostile/qp-doorbells", test_qp_doorbells);
+    qtest_add_func("/qhca/hostile/resize-cq", test_resize_cq);
     qtest_add_func("/qhca/hostile/srq", test_srq);
     qtest_add_func("/qhca/hostile/reset-busy", test_reset_busy);
     qtest_add_func("/qhca/hostile/busy-latency", test_busy_latency);

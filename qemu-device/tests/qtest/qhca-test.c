@@ -834,8 +834,8 @@ static void test_aq_doorbells(void)
 static void test_bad_commands(void)
 {
     QhcaTest *t = qhca_start(NULL);
-    /* 0x20: the first opcode after 1.5's (SET_QP_AV 0x1f). */
-    static const uint16_t bad_ops[] = { 0, QHCA_CMD_SET_QP_AV + 1, 0x100,
+    /* 0x22: the first opcode after 1.6's (REREG_MR 0x21). */
+    static const uint16_t bad_ops[] = { 0, QHCA_CMD_REREG_MR + 1, 0x100,
                                         0xffff };
     struct qhca_aq_sqe sqe;
     struct qhca_stats st;

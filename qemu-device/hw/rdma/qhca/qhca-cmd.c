@@ -58,6 +58,9 @@ static const QhcaCmdDesc qhca_cmds[] = {
     [QHCA_CMD_DESTROY_CQ] = {
         "DESTROY_CQ", sizeof(struct qhca_cmd_handle), 0
     },
+    [QHCA_CMD_RESIZE_CQ] = {
+        "RESIZE_CQ", sizeof(struct qhca_cmd_resize_cq), 0
+    },
     [QHCA_CMD_CREATE_QP] = {
         "CREATE_QP", sizeof(struct qhca_cmd_create_qp), 0
     },
@@ -120,6 +123,7 @@ typedef union QhcaCmdParams {
     struct qhca_cmd_create_eq create_eq;
     struct qhca_cmd_reg_mr reg_mr;
     struct qhca_cmd_create_cq create_cq;
+    struct qhca_cmd_resize_cq resize_cq;
     struct qhca_cmd_create_qp create_qp;
     struct qhca_cmd_modify_qp modify_qp;
     struct qhca_cmd_create_srq create_srq;
@@ -414,6 +418,8 @@ static uint8_t qhca_exec_dispatch(QhcaState *s, const QhcaCmd *cmd,
         return qhca_mr_reg(s, cmd, &in->reg_mr, result);
     case QHCA_CMD_CREATE_CQ:
         return qhca_cq_create(s, cmd, &in->create_cq, result);
+    case QHCA_CMD_RESIZE_CQ:
+        return qhca_cq_resize(s, cmd, &in->resize_cq);
     case QHCA_CMD_CREATE_QP:
         return qhca_qp_create(s, cmd, &in->create_qp, result);
     case QHCA_CMD_MODIFY_QP:

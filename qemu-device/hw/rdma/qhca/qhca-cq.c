@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * qhca completion queues: CREATE_CQ/DESTROY_CQ, writing CQEs, arming.
+ * qhca completion queues: CREATE_CQ/DESTROY_CQ/RESIZE_CQ, writing CQEs,
+ * arming.
  *
  * Every slot of the ring is usable.  The device counts the CQEs it wrote
  * (pi) and remembers the consumer index it last read from the consumer
@@ -131,6 +132,126 @@ uint8_t qhca_cq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t cqn)
     s->uar_refs[cq->uar]--;
     qhca_cq_clear(cq);
     qhca_table_free(&s->cqs, cqn);
+    return QHCA_AQ_SUCCESS;
+}
+
+/*
+ * RESIZE_CQ (1.6): the new ring is written whole before the CQ switches to
+ * it, each slot as the device would have left it had it always been the
+ * ring: the outstanding CQEs (ci .. pi) at their free-running indexes with
+ * the phase the new depth gives them, every other slot with WRITTEN and
+ * the phase of the pass before its next index, so that it reads as
+ * consumed whatever the consumer had put there.  The engine posts CQEs
+ * under the device lock, as commands run, so none arrives meanwhile.
+ */
+static bool qhca_cq_fill_ring(QhcaState *s, QhcaCq *cq, uint64_t ring,
+                              uint8_t depth_log2, uint32_t ci)
+{
+    uint32_t entries = 1u << depth_log2;
+    uint32_t n;
+
+    for (n = 0; n < entries; n++) {
+        uint32_t idx = ci + n;
+        uint64_t addr = ring + (uint64_t)(idx & (entries - 1)) *
+                        sizeof(struct qhca_cqe);
+        uint8_t phase = ((idx >> depth_log2) & 1) ^ 1;
+        struct qhca_cqe cqe = { 0 };
+
+        if (n < cq->pi - ci) {
+            uint64_t old = cq->ring + (uint64_t)(idx & (cq->entries - 1)) *
+                           sizeof(cqe);
+
+            if (!qhca_dma_read(s, old, &cqe, sizeof(cqe))) {
+                return false;
+            }
+            cqe.owner = QHCA_CQE_OWNER_WRITTEN;
+            if (!qhca_dma_write_entry(s, addr, &cqe, sizeof(cqe),
+                                      offsetof(struct qhca_cqe, owner),
+                                      phase)) {
+                return false;
+            }
+        } else {
+            cqe.owner = QHCA_CQE_OWNER_WRITTEN | (phase ^ 1);
+            if (!qhca_dma_write(s, addr, &cqe, sizeof(cqe))) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+uint8_t qhca_cq_resize(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_resize_cq *p)
+{
+    uint64_t ring = le64_to_cpu(p->ring_addr);
+    uint64_t dbrec = le64_to_cpu(p->dbrec_addr);
+    uint32_t cqn = le32_to_cpu(p->cqn);
+    uint32_t ci = le32_to_cpu(p->ci);
+    uint64_t size;
+    QhcaCq *cq;
+
+    if (!buffer_is_zero(p->rsvd, sizeof(p->rsvd))) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
+    }
+    if (!qhca_table_live(&s->cqs, cqn)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
+    }
+    cq = &s->cq[cqn];
+    if (p->depth_log2 < 1 || p->depth_log2 > 31 ||
+        (1u << p->depth_log2) > s->params.max_cqe) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "depth out of range");
+    }
+    if (ring % QHCA_QUEUE_ALIGN) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "ring not 64-byte aligned");
+    }
+    if (dbrec % sizeof(uint32_t)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "consumer record not 4-byte aligned");
+    }
+    size = (uint64_t)sizeof(struct qhca_cqe) << p->depth_log2;
+    if (!qhca_dma_in_ram(s, ring, size, true)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "ring not in guest RAM");
+    }
+    if (!qhca_dma_in_ram(s, dbrec, sizeof(uint32_t), false)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "consumer record not in guest RAM");
+    }
+    /* The copy would read CQEs it had already overwritten. */
+    if (ring < cq->ring + (uint64_t)cq->entries * sizeof(struct qhca_cqe) &&
+        cq->ring < ring + size) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "new ring overlaps the old one");
+    }
+    if (cq->overrun) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE, "CQ in error");
+    }
+    /*
+     * The consumer is neither ahead of the producer nor behind what its
+     * record said last: pi - ci is what is outstanding.
+     */
+    if (cq->pi - ci > cq->entries || (int32_t)(ci - cq->ci) < 0) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "consumer index out of range");
+    }
+    if (cq->pi - ci > (1u << p->depth_log2)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "more CQEs outstanding than the ring holds");
+    }
+    /* Until the last slot is written the old ring stays the CQ's. */
+    if (!qhca_cq_fill_ring(s, cq, ring, p->depth_log2, ci)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "ring copy left guest RAM");
+    }
+    trace_qhca_cq_resize(cqn, ring, dbrec, 1u << p->depth_log2, ci, cq->pi);
+    cq->ring = ring;
+    cq->dbrec = dbrec;
+    cq->depth_log2 = p->depth_log2;
+    cq->entries = 1u << p->depth_log2;
+    cq->ci = ci;
     return QHCA_AQ_SUCCESS;
 }
 

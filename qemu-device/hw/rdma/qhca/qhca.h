@@ -336,6 +336,8 @@ void qhca_cq_reset(QhcaState *s);
 uint8_t qhca_cq_create(QhcaState *s, const QhcaCmd *cmd,
                        const struct qhca_cmd_create_cq *p, uint32_t *cqn);
 uint8_t qhca_cq_destroy(QhcaState *s, const QhcaCmd *cmd, uint32_t cqn);
+uint8_t qhca_cq_resize(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_resize_cq *p);
 bool qhca_cq_post(QhcaState *s, uint32_t cqn, struct qhca_cqe *cqe);
 void qhca_cq_arm(QhcaState *s, QhcaCq *cq);
 void qhca_cq_fail(QhcaState *s, QhcaCq *cq);
