@@ -50,7 +50,6 @@ rc_wire_wait=${FABRIC_RC_WIRE_WAIT:-300}
 # each with why; tests/expected-skips lists the same runs.
 # shellcheck disable=SC2034
 pending=(
-	["rc_wire:qp64 qhca0>rxe[0-9]"]="64 QPs from qhca0 to rxe0: one QP ends in RETRY_EXC_ERR in some runs (2 of 3 on the segment hub, with no frame dropped by the hub), so not the multicast bus's loss alone; not understood yet"
 	["rc_wire:send_inv *>rxe[0-9]"]="rxe's receive completion of a SEND_WITH_INV carries the kernel's IB_WC_WITH_INVALIDATE (1<<2), which its provider copies as is and libibverbs reads as IBV_WC_IP_CSUM_OK: IBV_WC_WITH_INV (1<<3) is never set (the invalidated rkey itself is right)"
 )
 
