@@ -932,7 +932,9 @@ struct qhca_sq_wqe {
 	__le64 compare_add;
 	__le64 swap;
 	__le32 xrc_srqn;	/* XRC INI QPs: the remote XRC SRQ (1.2) */
-	__le32 rsvd1[3];
+	__le32 flush_len;	/* 1.6, FLUSH of a range: its bytes */
+	__u8 flush;		/* 1.6, FLUSH: QHCA_FLUSH_TYPE | _LEVEL */
+	__u8 rsvd1[7];
 };
 QHCA_ASSERT_SIZE(qhca_sq_wqe, 64);
 #define QHCA_WQE_F_SIGNALED		0x01
@@ -940,6 +942,20 @@ QHCA_ASSERT_SIZE(qhca_sq_wqe, 64);
 #define QHCA_WQE_F_FENCE		0x04
 #define QHCA_WQE_F_INLINE		0x08
 #define QHCA_WQE_F_RSVD			0xf0
+/*
+ * 1.6: the flush byte of a FLUSH WQE is the FETH's low byte (IBA 1.5,
+ * annex A19): the placement type, GLOBAL and/or PERSISTENT (the values of
+ * enum ib_placement_type), and the selectivity level, RANGE (remote_addr,
+ * rkey and flush_len name the bytes) or MR (the whole MR of rkey).
+ */
+#define QHCA_FLUSH_TYPE			0x0f
+#define   QHCA_FLUSH_GLOBAL		0x01
+#define   QHCA_FLUSH_PERSISTENT		0x02
+#define QHCA_FLUSH_LEVEL		0x30
+#define   QHCA_FLUSH_RANGE		0x00
+#define   QHCA_FLUSH_MR			0x10
+#define QHCA_FLUSH_LEVEL_SHIFT		4
+#define QHCA_FLUSH_RSVD			0xc0
 
 /*
  * 1.2: the send WQE of a UD QP carries its address vector where an RC WQE
@@ -1339,6 +1355,11 @@ QHCA_ASSERT_SIZE(qhca_cqe, 64);
 #define QHCA_WR_F_INV		0x0040	/* rkey is a key to invalidate */
 #define QHCA_WR_F_INLINE	0x0080	/* may carry inline data */
 #define QHCA_WR_F_REMOTE_ADDR	0x0100	/* uses remote_addr and rkey */
+/*
+ * 1.6: answered by an RDMA READ response with no data (IBA 1.5 FLUSH and
+ * ATOMIC_WRITE): waits for it, and counts against max_rd_atomic as a READ.
+ */
+#define QHCA_WR_F_READ_ACK	0x0200
 /* Waits for a response rather than an ACK; SGEs need local write. */
 #define QHCA_WR_F_RESPONSE	(QHCA_WR_F_READ | QHCA_WR_F_ATOMIC)
 
@@ -1349,6 +1370,8 @@ enum qhca_ib_family {
 	QHCA_IB_FAMILY_READ	= 3,	/* RDMA_READ_REQUEST, responses */
 	QHCA_IB_FAMILY_CMP_SWAP	= 4,	/* COMPARE_SWAP, ATOMIC_ACK */
 	QHCA_IB_FAMILY_FETCH_ADD = 5,	/* FETCH_ADD, ATOMIC_ACK */
+	QHCA_IB_FAMILY_FLUSH	= 6,	/* 1.6: FLUSH, READ_RESPONSE_ONLY */
+	QHCA_IB_FAMILY_ATOMIC_WRITE = 7, /* 1.6: ATOMIC_WRITE, likewise */
 };
 
 struct qhca_wr_info {
@@ -1414,6 +1437,21 @@ static inline const struct qhca_wr_info *qhca_wr_info(unsigned int opcode)
 			QHCA_QPT_BIT(QHCA_QPT_RC),
 			QHCA_WR_F_SEND | QHCA_WR_F_INV | QHCA_WR_F_INLINE,
 			0, QHCA_WC_SEND, QHCA_IB_FAMILY_SEND, 0 },
+		/*
+		 * FLUSH needs the FLUSH_* access of its placement type, not
+		 * a fixed one.  ATOMIC_WRITE's 8 bytes are its data (SGEs or
+		 * inline), as an RDMA WRITE's.
+		 */
+		[QHCA_WR_FLUSH] = {
+			QHCA_QPT_BIT(QHCA_QPT_RC),
+			QHCA_WR_F_READ_ACK | QHCA_WR_F_REMOTE_ADDR,
+			0, QHCA_WC_FLUSH, QHCA_IB_FAMILY_FLUSH, 0 },
+		[QHCA_WR_ATOMIC_WRITE] = {
+			QHCA_QPT_BIT(QHCA_QPT_RC),
+			QHCA_WR_F_WRITE | QHCA_WR_F_READ_ACK | QHCA_WR_F_INLINE |
+			QHCA_WR_F_REMOTE_ADDR,
+			QHCA_ACCESS_REMOTE_WRITE, QHCA_WC_ATOMIC_WRITE,
+			QHCA_IB_FAMILY_ATOMIC_WRITE, 0 },
 		[QHCA_WR_REG_MR] = {
 			QHCA_QPTS_CONNECTED,
 			QHCA_WR_F_LOCAL,

@@ -411,7 +411,8 @@ static void test_mr(void)
     g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
     c.access = QHCA_ACCESS_REMOTE_ATOMIC | QHCA_ACCESS_REMOTE_READ;
     g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
-    c.access = 0x20 | QHCA_ACCESS_LOCAL_WRITE;     /* 0x10 is MW_BIND (1.2) */
+    /* 0x10 is MW_BIND (1.2), 0x20 FLUSH_GLOBAL (1.6); 0x40 is refused. */
+    c.access = 0x80 | QHCA_ACCESS_LOCAL_WRITE;
     g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
     c.access = QHCA_ACCESS_REMOTE_READ;
     g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_SUCCESS);
@@ -1332,6 +1333,343 @@ static void test_remote_errors(void)
     dp_pair_free(&p);
 }
 
+/*
+ * 1.6: a pair whose QPs allow FLUSHes of both placement types, besides
+ * RDMA and atomics, or, with @flush false, the usual pair.
+ */
+static DpPair dp_placement_pair(bool flush)
+{
+    QhcaPath path = qt_rc_path;
+    DpPair p;
+
+    p.dp = dp_start(NULL);
+    p.cq_a = dp_cq(p.dp, 6);
+    p.cq_b = dp_cq(p.dp, 6);
+    p.a = dp_qp(p.dp, p.cq_a, p.cq_a);
+    p.b = dp_qp(p.dp, p.cq_b, p.cq_b);
+    if (flush) {
+        path.access |= QHCA_ACCESS_FLUSH_GLOBAL |
+                       QHCA_ACCESS_FLUSH_PERSISTENT;
+    }
+    qt_qp_connect(p.dp->t, p.a, p.b, &path, DP_PSN);
+    qt_qp_connect(p.dp->t, p.b, p.a, &path, DP_PSN);
+    return p;
+}
+
+static struct qhca_sq_wqe dp_flush_wqe(uint64_t wr_id, DpMr *mr, uint64_t off,
+                                       uint32_t len, uint8_t flush)
+{
+    struct qhca_sq_wqe w = dp_wqe(wr_id, QHCA_WR_FLUSH, QHCA_WQE_F_SIGNALED,
+                                  0);
+
+    dp_remote(&w, mr, off);
+    w.flush_len = cpu_to_le32(len);
+    w.flush = flush;
+    return w;
+}
+
+/*
+ * 1.6: FLUSH and ATOMIC_WRITE on the loopback wire.  A FLUSH after an
+ * RDMA WRITE completes after it, with byte_len 0; a FLUSH of the whole MR
+ * ignores the range; ATOMIC_WRITE puts its 8 bytes, from an SGE or
+ * inline, at the address, and nothing around them.
+ */
+static void test_placement(void)
+{
+    DpPair p = dp_placement_pair(true);
+    Dp *dp = p.dp;
+    DpMr *remote = dp_mr(dp, 16384, QHCA_ACCESS_LOCAL_WRITE |
+                         QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_FLUSH_GLOBAL);
+    DpMr *local = dp_mr(dp, 16384, QHCA_ACCESS_LOCAL_WRITE);
+    g_autofree uint8_t *data = dp_mr_fill(dp, local, 3);
+    g_autofree uint8_t *before = NULL;
+    struct qhca_sge sge = dp_sge(local, 100, 3000);
+    struct qhca_sq_wqe w = dp_wqe(1, QHCA_WR_RDMA_WRITE, 0, 1);
+    uint64_t inl = 0x0123456789abcdefull, v;
+    struct qhca_cqe cqe;
+    uint16_t idx;
+
+    g_free(dp_mr_fill(dp, remote, 9));
+    dp_remote(&w, remote, 200);
+    idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+    w = dp_flush_wqe(2, remote, 200, 3000, QHCA_FLUSH_GLOBAL |
+                     QHCA_FLUSH_RANGE);
+    dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    qt_qp_ring_sq(dp->t, p.a);
+    cqe = dp_expect(dp, p.cq_a, p.a, idx + 1, QHCA_WC_FLUSH, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 2);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 0);
+    dp_mr_check(dp, remote, 200, data + 100, 3000);
+
+    /* Level MR: the address and length mean nothing, the key all. */
+    w = dp_flush_wqe(3, remote, 0, 0, QHCA_FLUSH_GLOBAL | QHCA_FLUSH_MR);
+    w.remote_addr = cpu_to_le64(0xdead0000beef0000ull);
+    w.flush_len = cpu_to_le32(0x7fffffff);
+    idx = dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    qt_qp_ring_sq(dp->t, p.a);
+    dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_FLUSH, QHCA_WC_SUCCESS);
+
+    /* A range of 0 bytes at the MR's end. */
+    w = dp_flush_wqe(4, remote, 16384, 0, QHCA_FLUSH_GLOBAL |
+                     QHCA_FLUSH_RANGE);
+    idx = dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    qt_qp_ring_sq(dp->t, p.a);
+    dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_FLUSH, QHCA_WC_SUCCESS);
+
+    /* ATOMIC_WRITE from an SGE, then inline: 8 bytes, nothing else. */
+    before = g_malloc(16384);
+    dp_mr_rw(dp, remote, 0, before, 16384, false);
+    sge = dp_sge(local, 5000, 8);
+    w = dp_wqe(5, QHCA_WR_ATOMIC_WRITE, QHCA_WQE_F_SIGNALED, 1);
+    dp_remote(&w, remote, 8192);
+    idx = dp_post_send(dp, p.a, &w, &sge, 1, NULL, 0);
+    qt_qp_ring_sq(dp->t, p.a);
+    cqe = dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_ATOMIC_WRITE,
+                    QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 8);
+    memcpy(before + 8192, data + 5000, 8);
+    dp_mr_check(dp, remote, 0, before, 16384);
+
+    w = dp_wqe(6, QHCA_WR_ATOMIC_WRITE,
+               QHCA_WQE_F_SIGNALED | QHCA_WQE_F_INLINE, 0);
+    dp_remote(&w, remote, 4088);
+    w.inline_len = cpu_to_le32(8);
+    idx = dp_post_send(dp, p.a, &w, NULL, 0, &inl, 8);
+    qt_qp_ring_sq(dp->t, p.a);
+    dp_expect(dp, p.cq_a, p.a, idx, QHCA_WC_ATOMIC_WRITE, QHCA_WC_SUCCESS);
+    v = dp_read64(dp, remote, 4088);
+    g_assert_cmphex(v, ==, 0x0123456789abcdefull);
+    memcpy(before + 4088, &inl, 8);
+    dp_mr_check(dp, remote, 0, before, 16384);
+
+    /* Each holds a READ/atomic slot: more than max_rd_atomic in a row. */
+    for (v = 0; v < 6; v++) {
+        w = dp_flush_wqe(10 + v, remote, v * 8, 8, QHCA_FLUSH_GLOBAL);
+        idx = dp_post_send(dp, p.a, &w, NULL, 0, NULL, 0);
+    }
+    qt_qp_ring_sq(dp->t, p.a);
+    for (v = 0; v < 6; v++) {
+        cqe = dp_expect(dp, p.cq_a, p.a, idx - 5 + v, QHCA_WC_FLUSH,
+                        QHCA_WC_SUCCESS);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 10 + v);
+    }
+    g_assert_cmpuint(qt_qp_state(dp->t, p.b), ==, QHCA_QPS_RTS);
+    g_free(remote);
+    g_free(local);
+    dp_pair_free(&p);
+}
+
+/* 1.6: what FLUSH and ATOMIC_WRITE complete with when they cannot run. */
+static void test_placement_errors(void)
+{
+    static const struct {
+        const char *what;
+        bool qp_flush;          /* B's QP allows FLUSHes */
+        uint8_t mr_access;      /* beyond LOCAL_WRITE */
+        uint8_t opcode;
+        uint8_t flush;
+        uint64_t off;
+        uint8_t status;
+        uint8_t event;          /* at B, 0: B stays in RTS */
+    } bad[] = {
+        { "persistent flush, MR global only", true,
+          QHCA_ACCESS_FLUSH_GLOBAL, QHCA_WR_FLUSH, QHCA_FLUSH_PERSISTENT, 0,
+          QHCA_WC_REM_ACCESS_ERR, QHCA_EVENT_QP_ACCESS_ERR },
+        { "both types, MR global only", true,
+          QHCA_ACCESS_FLUSH_GLOBAL, QHCA_WR_FLUSH,
+          QHCA_FLUSH_GLOBAL | QHCA_FLUSH_PERSISTENT | QHCA_FLUSH_MR, 0,
+          QHCA_WC_REM_ACCESS_ERR, QHCA_EVENT_QP_ACCESS_ERR },
+        { "MR without flush access", true,
+          QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_READ, QHCA_WR_FLUSH,
+          QHCA_FLUSH_GLOBAL, 0,
+          QHCA_WC_REM_ACCESS_ERR, QHCA_EVENT_QP_ACCESS_ERR },
+        { "QP without flush access", false,
+          QHCA_ACCESS_FLUSH_GLOBAL, QHCA_WR_FLUSH, QHCA_FLUSH_GLOBAL, 0,
+          QHCA_WC_REM_ACCESS_ERR, QHCA_EVENT_QP_ACCESS_ERR },
+        { "range past the MR", true,
+          QHCA_ACCESS_FLUSH_GLOBAL, QHCA_WR_FLUSH, QHCA_FLUSH_GLOBAL, 4090,
+          QHCA_WC_REM_ACCESS_ERR, QHCA_EVENT_QP_ACCESS_ERR },
+        { "no placement type", true,
+          QHCA_ACCESS_FLUSH_GLOBAL, QHCA_WR_FLUSH, QHCA_FLUSH_MR, 0,
+          QHCA_WC_LOC_QP_OP_ERR, 0 },
+        { "unknown placement type", true,
+          QHCA_ACCESS_FLUSH_GLOBAL, QHCA_WR_FLUSH, 0x05, 0,
+          QHCA_WC_LOC_QP_OP_ERR, 0 },
+        { "unknown level", true,
+          QHCA_ACCESS_FLUSH_GLOBAL, QHCA_WR_FLUSH, 0x21, 0,
+          QHCA_WC_LOC_QP_OP_ERR, 0 },
+        { "reserved flush bits", true,
+          QHCA_ACCESS_FLUSH_GLOBAL, QHCA_WR_FLUSH, 0x41, 0,
+          QHCA_WC_LOC_QP_OP_ERR, 0 },
+        { "atomic write misaligned", true,
+          QHCA_ACCESS_REMOTE_WRITE, QHCA_WR_ATOMIC_WRITE, 0, 4,
+          QHCA_WC_REM_INV_REQ_ERR, QHCA_EVENT_QP_REQ_ERR },
+        { "atomic write without remote write", true,
+          QHCA_ACCESS_REMOTE_READ | QHCA_ACCESS_REMOTE_ATOMIC,
+          QHCA_WR_ATOMIC_WRITE, 0, 8,
+          QHCA_WC_REM_ACCESS_ERR, QHCA_EVENT_QP_ACCESS_ERR },
+        { "atomic write past the MR", true,
+          QHCA_ACCESS_REMOTE_WRITE, QHCA_WR_ATOMIC_WRITE, 0, 4096,
+          QHCA_WC_REM_ACCESS_ERR, QHCA_EVENT_QP_ACCESS_ERR },
+    };
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        DpPair p;
+        DpMr *local, *remote;
+        struct qhca_sge sge;
+        struct qhca_sq_wqe w;
+        uint64_t v;
+
+        g_test_message("%s", bad[i].what);
+        p = dp_placement_pair(true);
+        if (!bad[i].qp_flush) {
+            struct qhca_cmd_modify_qp m = {
+                .qpn = cpu_to_le32(p.b->qpn),
+                .attr_mask = cpu_to_le32(QHCA_QP_ATTR_ACCESS),
+                .state = QHCA_QPS_RTS,
+                .access = qt_rc_path.access,
+            };
+
+            g_assert_cmpuint(qt_modify_qp(p.dp->t, &m), ==,
+                             QHCA_AQ_SUCCESS);
+        }
+        local = dp_mr(p.dp, 4096, QHCA_ACCESS_LOCAL_WRITE);
+        remote = dp_mr(p.dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
+                       bad[i].mr_access);
+        dp_write64(p.dp, remote, bad[i].off & ~7ull, 0x5555555555555555ull);
+        sge = dp_sge(local, 0, 8);
+        if (bad[i].opcode == QHCA_WR_FLUSH) {
+            w = dp_flush_wqe(1, remote, bad[i].off, 8, bad[i].flush);
+        } else {
+            w = dp_wqe(1, QHCA_WR_ATOMIC_WRITE, 0, 1);
+            dp_remote(&w, remote, bad[i].off);
+        }
+        dp_expect_wqe_error(&p, &w, &sge, w.num_sge, NULL, 0,
+                            bad[i].opcode == QHCA_WR_FLUSH ?
+                            QHCA_WC_FLUSH : QHCA_WC_ATOMIC_WRITE,
+                            bad[i].status);
+        if (bad[i].event) {
+            g_assert_cmpuint(qt_qp_state(p.dp->t, p.b), ==, QHCA_QPS_ERR);
+            dp_expect_event(p.dp, bad[i].event, p.b->qpn);
+        } else {
+            g_assert_cmpuint(qt_qp_state(p.dp->t, p.b), ==, QHCA_QPS_RTS);
+        }
+        if (bad[i].off < 4096) {
+            v = dp_read64(p.dp, remote, bad[i].off & ~7ull);
+            g_assert_cmphex(v, ==, 0x5555555555555555ull);
+        }
+        g_free(local);
+        g_free(remote);
+        dp_pair_free(&p);
+    }
+}
+
+/*
+ * 1.6: malformed FLUSH and ATOMIC_WRITE WQEs fail at the requester (the
+ * responder never sees them), and REG_MR takes FLUSH_GLOBAL only.
+ */
+static void test_placement_bad_wqe(void)
+{
+    static const struct {
+        const char *what;
+        uint8_t opcode;
+        uint8_t flags;
+        uint8_t num_sge;
+        uint32_t len;           /* SGE, inline or FLUSH range bytes */
+        bool uc;
+        uint8_t status;
+    } bad[] = {
+        { "FLUSH with an SGE", QHCA_WR_FLUSH, 0, 1, 8, false,
+          QHCA_WC_LOC_QP_OP_ERR },
+        { "FLUSH inline", QHCA_WR_FLUSH, QHCA_WQE_F_INLINE, 0, 8, false,
+          QHCA_WC_LOC_QP_OP_ERR },
+        { "FLUSH of more than 2^31 bytes", QHCA_WR_FLUSH, 0, 0,
+          0x80000001u, false, QHCA_WC_LOC_LEN_ERR },
+        { "FLUSH on UC", QHCA_WR_FLUSH, 0, 0, 8, true,
+          QHCA_WC_LOC_QP_OP_ERR },
+        { "ATOMIC_WRITE of 4 bytes", QHCA_WR_ATOMIC_WRITE, 0, 1, 4, false,
+          QHCA_WC_LOC_LEN_ERR },
+        { "ATOMIC_WRITE of 16 inline bytes", QHCA_WR_ATOMIC_WRITE,
+          QHCA_WQE_F_INLINE, 0, 16, false, QHCA_WC_LOC_LEN_ERR },
+        { "ATOMIC_WRITE on UC", QHCA_WR_ATOMIC_WRITE, 0, 1, 8, true,
+          QHCA_WC_LOC_QP_OP_ERR },
+    };
+    uint64_t inl[2] = { 1, 2 };
+    struct qhca_cmd_reg_mr c = { 0 };
+    uint32_t index;
+    Dp *dp;
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        DpPair p = dp_placement_pair(true);
+        DpMr *mr = dp_mr(p.dp, 4096, QHCA_ACCESS_LOCAL_WRITE |
+                         QHCA_ACCESS_REMOTE_WRITE |
+                         QHCA_ACCESS_FLUSH_GLOBAL);
+        struct qhca_sge sge = dp_sge(mr, 0, bad[i].len);
+        bool inline_data = bad[i].flags & QHCA_WQE_F_INLINE;
+        struct qhca_sq_wqe w;
+
+        g_test_message("%s", bad[i].what);
+        if (bad[i].uc) {
+            /* A in place of A: a UC QP connected to B. */
+            QhcaQpSpec spec = dp_qp_spec(p.dp, p.cq_a, p.cq_a);
+            QhcaPath path = qt_rc_path;
+
+            g_assert_cmpuint(qt_handle_cmd(p.dp->t, QHCA_CMD_DESTROY_QP,
+                                           p.a->qpn), ==, QHCA_AQ_SUCCESS);
+            g_free(p.a);
+            p.a = g_new0(QhcaQp, 1);
+            spec.type = QHCA_QPT_UC;
+            g_assert_cmpuint(qt_qp_try_create(p.dp->t, p.a, &spec), ==,
+                             QHCA_AQ_SUCCESS);
+            path.rc = false;
+            qt_qp_connect(p.dp->t, p.a, p.b, &path, DP_PSN);
+        }
+        w = dp_flush_wqe(1, mr, 8, 8, QHCA_FLUSH_GLOBAL);
+        w.opcode = bad[i].opcode;
+        w.flags = bad[i].flags;
+        w.num_sge = bad[i].num_sge;
+        if (bad[i].opcode == QHCA_WR_FLUSH) {
+            w.flush_len = cpu_to_le32(bad[i].len);
+        } else {
+            w.flush_len = 0;
+            w.flush = 0;
+        }
+        if (inline_data) {
+            w.inline_len = cpu_to_le32(bad[i].len);
+        }
+        dp_expect_wqe_error(&p, &w, &sge, w.num_sge, inl,
+                            inline_data ? bad[i].len : 0,
+                            bad[i].opcode == QHCA_WR_FLUSH ?
+                            QHCA_WC_FLUSH : QHCA_WC_ATOMIC_WRITE,
+                            bad[i].status);
+        g_assert_cmpuint(qt_qp_state(p.dp->t, p.b), ==, QHCA_QPS_RTS);
+        g_free(mr);
+        dp_pair_free(&p);
+    }
+
+    /* REG_MR: FLUSH_GLOBAL is an access right; FLUSH_PERSISTENT is not. */
+    dp = dp_start(NULL);
+    c.iova = cpu_to_le64(0x10000);
+    c.length = cpu_to_le64(4096);
+    c.pdn = cpu_to_le32(dp->pdn);
+    c.npages = cpu_to_le32(1);
+    c.pbl_addr = cpu_to_le64(guest_alloc(&dp->t->alloc, 8));
+    c.page_shift = 12;
+    qtest_writeq(dp->t->qts, le64_to_cpu(c.pbl_addr),
+                 guest_alloc(&dp->t->alloc, 4096));
+    c.access = QHCA_ACCESS_FLUSH_PERSISTENT;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.access = QHCA_ACCESS_FLUSH_GLOBAL | QHCA_ACCESS_FLUSH_PERSISTENT;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.access = 0x80;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_BAD_PARAM);
+    c.access = QHCA_ACCESS_FLUSH_GLOBAL;
+    g_assert_cmpuint(dp_reg_mr_cmd(dp, &c, &index), ==, QHCA_AQ_SUCCESS);
+    dp_stop(dp);
+}
+
 /* A pair whose responder B asks for RNR waits of 1.28 ms. */
 static DpPair dp_rnr_pair(uint8_t rnr_retry)
 {
@@ -2105,6 +2443,9 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/dp/send", test_send);
     qtest_add_func("/qhca/dp/write-imm", test_write_imm);
     qtest_add_func("/qhca/dp/read-atomic", test_read_atomic);
+    qtest_add_func("/qhca/dp/placement", test_placement);
+    qtest_add_func("/qhca/dp/placement-errors", test_placement_errors);
+    qtest_add_func("/qhca/dp/placement-bad-wqe", test_placement_bad_wqe);
     qtest_add_func("/qhca/dp/many", test_many);
     qtest_add_func("/qhca/dp/bad/wqe", test_bad_wqe);
     qtest_add_func("/qhca/dp/bad/lkey", test_bad_lkey);

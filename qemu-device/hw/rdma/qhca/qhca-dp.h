@@ -172,6 +172,8 @@ typedef struct QhcaSwqe {
     uint8_t num_sge;
     uint8_t status;             /* enum qhca_wc_status, once known */
     uint32_t xrc_srqn;          /* XRC INI: the remote SRQ */
+    uint32_t flush_len;         /* FLUSH (1.6): bytes of the range */
+    uint8_t flush;              /* FLUSH: QHCA_FLUSH_TYPE | _LEVEL */
     bool started;               /* has its PSNs */
     bool done;                  /* response in, or failed */
     QhcaAv av;                  /* UD */
@@ -214,6 +216,7 @@ typedef struct QhcaRwqe {
 
 /* An RDMA READ or atomic the responder has executed and answers. */
 typedef struct QhcaRdRes {
+    uint8_t opcode;             /* the request's, to match duplicates */
     bool atomic;
     uint32_t psn;
     uint32_t npkts;

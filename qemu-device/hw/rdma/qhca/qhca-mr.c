@@ -122,8 +122,13 @@ static const char *qhca_mr_check_params(const struct qhca_cmd_reg_mr *p)
     if (p->rsvd || (p->flags & QHCA_MR_F_RSVD)) {
         return "reserved field set";
     }
-    if (p->access & ~QHCA_ACCESS_MR_ALL) {
+    if (p->access & ~(QHCA_ACCESS_MR_ALL | QHCA_ACCESS_FLUSH_GLOBAL |
+                      QHCA_ACCESS_FLUSH_PERSISTENT)) {
         return "unknown access flags";
+    }
+    /* 1.6: guest RAM has no persistence domain (qhca_resp_flush()). */
+    if (p->access & QHCA_ACCESS_FLUSH_PERSISTENT) {
+        return "FLUSH_PERSISTENT: guest RAM is not persistent memory";
     }
     /* Remote writes and atomics change memory: it must be writable. */
     if ((p->access & (QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_ATOMIC)) &&

@@ -137,7 +137,10 @@ static void qhca_qp_type_transition(uint8_t type, uint8_t cur, uint8_t next,
 static const char *qhca_qp_check_values(const struct qhca_cmd_modify_qp *p,
                                         uint32_t mask)
 {
-    if ((mask & QHCA_QP_ATTR_ACCESS) && (p->access & ~QHCA_ACCESS_ALL)) {
+    /* 1.6: a QP may allow FLUSHes of both placement types. */
+    if ((mask & QHCA_QP_ATTR_ACCESS) &&
+        (p->access & ~(QHCA_ACCESS_ALL | QHCA_ACCESS_FLUSH_GLOBAL |
+                       QHCA_ACCESS_FLUSH_PERSISTENT))) {
         return "unknown access flags";
     }
     if ((mask & QHCA_QP_ATTR_PATH) &&

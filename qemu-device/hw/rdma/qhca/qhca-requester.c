@@ -9,7 +9,9 @@
  * slot).  What an opcode does comes from its row of the opcode table,
  * w->info.  A started WQE owns a range of PSNs: one per packet for SEND
  * and RDMA WRITE, one per response packet for RDMA READ (whose request is
- * a single packet), one for an atomic.  The send cursor (cur, cur_pkt)
+ * a single packet), one for an atomic, a FLUSH or an ATOMIC_WRITE (1.6,
+ * each answered by an RDMA READ response without data, and counted
+ * among the READs and atomics in flight).  The send cursor (cur, cur_pkt)
  * walks the window and emits packets; ACKs, NAKs and responses move una,
  * the oldest unacknowledged PSN; the transport timer and RNR NAKs move the
  * cursor back (go-back-N).  WQEs complete strictly in order.
@@ -29,6 +31,12 @@ static const uint32_t qhca_rnr_timer_us[32] = {
     61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
+/*
+ * A WQE that waits for a response rather than an ACK: a READ, an atomic,
+ * a FLUSH or an ATOMIC_WRITE.  Each holds one of max_rd_atomic.
+ */
+#define QHCA_REQ_WAITS          (QHCA_WR_F_RESPONSE | QHCA_WR_F_READ_ACK)
+
 static QhcaSwqe *qhca_req_wqe(QhcaQp *qp, uint16_t idx)
 {
     return &qp->req.win[idx % qp->req.win_size];
@@ -43,7 +51,7 @@ static void qhca_req_fail(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
                           uint8_t status, const char *why)
 {
     trace_qhca_err_wqe(qp->qpn, w->idx, status, why);
-    if (w->started && !w->done && (w->info->flags & QHCA_WR_F_RESPONSE)) {
+    if (w->started && !w->done && (w->info->flags & QHCA_REQ_WAITS)) {
         qp->req.rd_out--;
     }
     w->status = status;
@@ -69,7 +77,7 @@ static bool qhca_req_take(QhcaState *s, QhcaQp *qp)
     }
     if (w->info->flags & QHCA_WR_F_LOCAL) {
         w->npkts = 0;
-    } else if ((w->info->flags & QHCA_WR_F_ATOMIC) ||
+    } else if ((w->info->flags & (QHCA_WR_F_ATOMIC | QHCA_WR_F_READ_ACK)) ||
                qp->type == QHCA_QPT_RAW_ETH) {
         w->npkts = 1;
     } else {
@@ -83,7 +91,7 @@ static bool qhca_req_wqe_complete(QhcaQp *qp, QhcaSwqe *w)
     if (w->done) {
         return true;
     }
-    if (!w->started || (w->info->flags & QHCA_WR_F_RESPONSE)) {
+    if (!w->started || (w->info->flags & QHCA_REQ_WAITS)) {
         return false;
     }
     return qhca_psn_diff(qp->req.una,
@@ -171,7 +179,8 @@ static bool qhca_req_outstanding(QhcaQp *qp)
 
 /*
  * Every PSN before @upto is acknowledged, except that an ACK does not
- * answer a READ or an atomic: una stops at the first one unanswered.
+ * answer a READ, an atomic, a FLUSH or an ATOMIC_WRITE: una stops at the
+ * first one unanswered.
  */
 static void qhca_req_acked(QhcaState *s, QhcaQp *qp, uint32_t upto)
 {
@@ -185,7 +194,7 @@ static void qhca_req_acked(QhcaState *s, QhcaQp *qp, uint32_t upto)
         if (!w->started || qhca_psn_diff(w->first_psn, upto) >= 0) {
             break;
         }
-        if ((w->info->flags & QHCA_WR_F_RESPONSE) && !w->done) {
+        if ((w->info->flags & QHCA_REQ_WAITS) && !w->done) {
             answered = qhca_psn_add(w->first_psn, w->resp_pkts);
             if (qhca_psn_diff(upto, answered) > 0) {
                 upto = answered;
@@ -343,6 +352,11 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
             pkt->rkey = w->rkey;
             pkt->dma_len = w->length;
         }
+        if (w->info->ib_family == QHCA_IB_FAMILY_FLUSH) {
+            /* No data: the RETH names the range, the FETH what to do. */
+            pkt->dma_len = w->flush_len;
+            pkt->feth = w->flush;
+        }
         if (last) {
             pkt->imm = w->imm;
             pkt->ieth = (w->info->flags & QHCA_WR_F_INV) ? w->rkey : 0;
@@ -369,7 +383,7 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
     }
     qhca_wire_send(s, pkt);
 
-    if ((w->info->flags & QHCA_WR_F_RESPONSE) ||
+    if ((w->info->flags & QHCA_REQ_WAITS) ||
         ++req->cur_pkt == w->npkts) {
         req->cur++;
         req->cur_pkt = 0;
@@ -454,7 +468,7 @@ bool qhca_req_step(QhcaState *s, QhcaQp *qp)
                 }
                 continue;
             }
-            if (w->info->flags & QHCA_WR_F_RESPONSE) {
+            if (w->info->flags & QHCA_REQ_WAITS) {
                 if (req->rd_out >= MAX(qp->max_rd_atomic, 1)) {
                     return false;
                 }
@@ -534,6 +548,28 @@ void qhca_req_timer(QhcaState *s, QhcaQp *qp)
     qhca_engine_schedule(s, qp);
 }
 
+/*
+ * 1.6: the answer to a FLUSH or an ATOMIC_WRITE, an RDMA READ response
+ * with no data (IBA 1.5, as rxe sends it): the operation is done at the
+ * responder, and for a FLUSH, so is every write before it.
+ */
+static void qhca_req_read_ack(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
+                              const QhcaPacket *pkt)
+{
+    if (pkt->opcode != QHCA_IB_READ_RESPONSE_ONLY || pkt->paylen) {
+        qhca_req_acked(s, qp, pkt->psn);
+        qhca_req_fail(s, qp, w, QHCA_WC_BAD_RESP_ERR,
+                      "FLUSH or ATOMIC_WRITE answered with data");
+        qp->req.halted = true;
+        return;
+    }
+    trace_qhca_req_read_ack(qp->qpn, w->idx, pkt->psn);
+    w->resp_pkts = 1;
+    w->done = true;
+    qp->req.rd_out--;
+    qhca_req_acked(s, qp, qhca_psn_add(pkt->psn, 1));
+}
+
 static void qhca_req_read_response(QhcaState *s, QhcaQp *qp,
                                    const QhcaPacket *pkt)
 {
@@ -542,6 +578,10 @@ static void qhca_req_read_response(QhcaState *s, QhcaQp *qp,
     uint32_t k, off, len;
     uint8_t expect, status;
 
+    if (w && (w->info->flags & QHCA_WR_F_READ_ACK) && !w->done) {
+        qhca_req_read_ack(s, qp, w, pkt);
+        return;
+    }
     if (!w || !(w->info->flags & QHCA_WR_F_READ) || w->done) {
         trace_qhca_pkt_drop(qp->qpn, pkt->psn, "no READ expects it");
         return;

@@ -10,6 +10,11 @@
  * queue also remembers the last QHCA_MAX_RD_ATOMIC results, so that a
  * duplicate READ is answered again and a duplicate atomic gets its old
  * result without being executed twice.
+ *
+ * 1.6 adds the IBA 1.5 memory placement requests (annex A19), on RC:
+ * FLUSH and ATOMIC_WRITE are executed once, as an atomic is, and queued
+ * with the results: each is answered, in its turn, by an RDMA READ
+ * response without data, and a duplicate gets that answer again.
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
@@ -348,6 +353,21 @@ static void qhca_resp_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     }
 }
 
+/*
+ * The iova where the MR of @rkey starts, for a FLUSH of the whole MR,
+ * whose RETH address means nothing; 0 if @rkey names no MR (the lookup
+ * that follows then fails).  A window cannot grant a FLUSH access.
+ */
+static uint64_t qhca_resp_mr_start(QhcaState *s, uint32_t rkey)
+{
+    uint32_t index = QHCA_FIELD_GET(QHCA_MKEY_INDEX, rkey);
+
+    if ((rkey & QHCA_MKEY_MW) || !qhca_table_live(&s->mrs, index)) {
+        return 0;
+    }
+    return s->mr[index]->iova;
+}
+
 /* Is there room for one more READ/atomic result? */
 static bool qhca_resp_res_room(QhcaQp *qp)
 {
@@ -393,6 +413,7 @@ static void qhca_resp_read(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     }
     r = qhca_resp_new_res(qp);
     *r = (QhcaRdRes) {
+        .opcode = pkt->opcode,
         .psn = pkt->psn,
         .npkts = pkt->dma_len ? DIV_ROUND_UP(pkt->dma_len, mtu) : 1,
         .va = pkt->va,
@@ -456,6 +477,7 @@ static void qhca_resp_atomic(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
                            le64_to_cpu(val));
     r = qhca_resp_new_res(qp);
     *r = (QhcaRdRes) {
+        .opcode = pkt->opcode,
         .atomic = true,
         .psn = pkt->psn,
         .npkts = 1,
@@ -467,8 +489,142 @@ static void qhca_resp_atomic(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 }
 
 /*
- * A request already executed: the requester retried.  READs and atomics
- * are answered again from the queue, the rest acknowledged.
+ * 1.6: FLUSH.  The FETH says which placement (GLOBAL visibility and/or
+ * PERSISTENCE) of which bytes (the RETH's range, or the rkey's whole MR);
+ * the QP and the MR must grant the FLUSH access of each type asked for.
+ * Every write before it was placed in guest RAM as its packets arrived,
+ * in PSN order: what is left for global visibility is that the guest's
+ * CPUs see those stores before the answer, a full barrier.  Guest RAM has
+ * no persistence domain, so no MR grants FLUSH_PERSISTENT (REG_MR refuses
+ * it, as rxe does for memory that is not pmem) and a persistent FLUSH is
+ * a remote access error.
+ */
+static void qhca_resp_flush(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint8_t type = pkt->feth & QHCA_FLUSH_TYPE;
+    uint8_t level = pkt->feth & QHCA_FLUSH_LEVEL;
+    uint64_t va = pkt->va, len = pkt->dma_len;
+    uint8_t access = 0;
+    QhcaRdRes *r;
+
+    if (qp->type != QHCA_QPT_RC || !qp->max_dest_rd_atomic ||
+        (pkt->feth & ~(uint32_t)(QHCA_FLUSH_TYPE | QHCA_FLUSH_LEVEL)) ||
+        !type || (type & ~(QHCA_FLUSH_GLOBAL | QHCA_FLUSH_PERSISTENT)) ||
+        (level != QHCA_FLUSH_RANGE && level != QHCA_FLUSH_MR) ||
+        (level == QHCA_FLUSH_RANGE && len > QHCA_MAX_MSG_SIZE)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "FLUSH not allowed, or its FETH or length invalid");
+        return;
+    }
+    if (type & QHCA_FLUSH_GLOBAL) {
+        access |= QHCA_ACCESS_FLUSH_GLOBAL;
+    }
+    if (type & QHCA_FLUSH_PERSISTENT) {
+        access |= QHCA_ACCESS_FLUSH_PERSISTENT;
+    }
+    if (level == QHCA_FLUSH_MR) {
+        va = qhca_resp_mr_start(s, pkt->rkey);
+        len = 0;
+    }
+    if ((qp->access & access) != access ||
+        !qhca_mr_lookup(s, pkt->rkey, qp->pdn, va, len, access)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                        QHCA_EVENT_QP_ACCESS_ERR,
+                        "FLUSH not allowed by the QP or rkey");
+        return;
+    }
+    if (!qhca_resp_res_room(qp)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "more READs and atomics than the responder holds");
+        return;
+    }
+    smp_mb();
+    trace_qhca_resp_flush(qp->qpn, pkt->psn, pkt->feth, va, len);
+    r = qhca_resp_new_res(qp);
+    *r = (QhcaRdRes) {
+        .opcode = pkt->opcode,
+        .psn = pkt->psn,
+        .npkts = 1,
+    };
+    resp->epsn = qhca_psn_add(resp->epsn, 1);
+    resp->msn++;
+    qhca_engine_schedule(s, qp);
+}
+
+/*
+ * 1.6: ATOMIC_WRITE: 8 bytes at an 8-byte aligned address the rkey lets
+ * the QP write, written as one copy that no page boundary splits, under
+ * the device lock (so no other request of the device sees half of it).
+ * Misaligned, or not 8 bytes, is an invalid request, as for an atomic.
+ */
+static void qhca_resp_atomic_write(QhcaState *s, QhcaQp *qp,
+                                   const QhcaPacket *pkt)
+{
+    QhcaResponder *resp = &qp->resp;
+    uint64_t val;
+    QhcaRdRes *r;
+    QhcaMr *mr;
+
+    if (qp->type != QHCA_QPT_RC || !qp->max_dest_rd_atomic ||
+        pkt->dma_len != sizeof(val) || pkt->paylen != sizeof(val) ||
+        (pkt->va & 7)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "ATOMIC_WRITE not allowed, not 8 bytes or misaligned");
+        return;
+    }
+    mr = (qp->access & QHCA_ACCESS_REMOTE_WRITE) ?
+         qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, sizeof(val),
+                        QHCA_ACCESS_REMOTE_WRITE) : NULL;
+    if (!mr) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                        QHCA_EVENT_QP_ACCESS_ERR,
+                        "ATOMIC_WRITE not allowed by the QP or rkey");
+        return;
+    }
+    if (!qhca_resp_res_room(qp)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "more READs and atomics than the responder holds");
+        return;
+    }
+    memcpy(&val, pkt->payload, sizeof(val));
+    if (!qhca_mr_copy(s, mr, pkt->va, &val, sizeof(val), true)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                        QHCA_EVENT_QP_ACCESS_ERR,
+                        "ATOMIC_WRITE target not in RAM");
+        return;
+    }
+    trace_qhca_resp_atomic_write(qp->qpn, pkt->psn, pkt->va);
+    r = qhca_resp_new_res(qp);
+    *r = (QhcaRdRes) {
+        .opcode = pkt->opcode,
+        .psn = pkt->psn,
+        .npkts = 1,
+    };
+    resp->epsn = qhca_psn_add(resp->epsn, 1);
+    resp->msn++;
+    qhca_engine_schedule(s, qp);
+}
+
+/*
+ * Does queued result @r answer the duplicate @pkt?  A READ or an atomic
+ * matches a result of its kind; a FLUSH or an ATOMIC_WRITE (1.6) only its
+ * own, and a READ or atomic never one of theirs.
+ */
+static bool qhca_resp_res_matches(const QhcaRdRes *r, const QhcaPacket *pkt)
+{
+    uint16_t f = qhca_pkt_flags(pkt->opcode);
+
+    if ((f | qhca_pkt_flags(r->opcode)) & QHCA_PKT_PLACEMENT) {
+        return r->opcode == pkt->opcode;
+    }
+    return r->atomic == !!(f & QHCA_PKT_ATOMIC);
+}
+
+/*
+ * A request already executed: the requester retried.  READs, atomics,
+ * FLUSHes and ATOMIC_WRITEs are answered again from the queue, never
+ * executed again; the rest acknowledged.
  */
 static void qhca_resp_duplicate(QhcaState *s, QhcaQp *qp,
                                 const QhcaPacket *pkt)
@@ -478,7 +634,7 @@ static void qhca_resp_duplicate(QhcaState *s, QhcaQp *qp,
     uint32_t i;
 
     trace_qhca_resp_duplicate(qp->qpn, pkt->psn, resp->epsn);
-    if (!(f & (QHCA_PKT_READ | QHCA_PKT_ATOMIC))) {
+    if (!(f & (QHCA_PKT_READ | QHCA_PKT_ATOMIC | QHCA_PKT_PLACEMENT))) {
         qhca_resp_ack(s, qp, qhca_psn_add(resp->epsn, QHCA_PSN_MASK));
         return;
     }
@@ -486,8 +642,7 @@ static void qhca_resp_duplicate(QhcaState *s, QhcaQp *qp,
         QhcaRdRes *r = &resp->res[i % QHCA_MAX_RD_ATOMIC];
         int32_t k = qhca_psn_diff(pkt->psn, r->psn);
 
-        if (r->atomic != !!(f & QHCA_PKT_ATOMIC) || k < 0 ||
-            k >= r->npkts) {
+        if (!qhca_resp_res_matches(r, pkt) || k < 0 || k >= r->npkts) {
             continue;
         }
         /* Answer again from here; later results follow in order. */
@@ -571,6 +726,10 @@ void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         qhca_resp_write(s, qp, pkt);
     } else if (f & QHCA_PKT_READ) {
         qhca_resp_read(s, qp, pkt);
+    } else if (f & QHCA_PKT_FETH) {
+        qhca_resp_flush(s, qp, pkt);
+    } else if (f & QHCA_PKT_ATOMIC_WRITE) {
+        qhca_resp_atomic_write(s, qp, pkt);
     } else {
         qhca_resp_atomic(s, qp, pkt);
     }

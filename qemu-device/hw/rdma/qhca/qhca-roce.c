@@ -54,6 +54,7 @@ const char qhca_roce_bad_icrc[] = "bad ICRC";
 #define ATOMICACKETH_LEN        8
 #define IMMDT_LEN               4
 #define IETH_LEN                4
+#define FETH_LEN                4
 #define ICRC_LEN                4
 
 /* BTH byte 1: solicited event, migration, pad count, transport version. */
@@ -79,6 +80,7 @@ enum {
     QHCA_ROCE_ATOMICACKETH  = 1 << 5,
     QHCA_ROCE_IMMDT         = 1 << 6,
     QHCA_ROCE_IETH          = 1 << 7,
+    QHCA_ROCE_FETH          = 1 << 8,   /* 1.6: after the DETH, before RETH */
 };
 
 /*
@@ -86,7 +88,8 @@ enum {
  * transport has no such opcode.  qhca_ib_opcode_flags[] describes the RC
  * opcodes; the others are subsets of RC with their own headers: UC has
  * only SEND and RDMA WRITE (no IETH), UD only SEND_ONLY(_IMM) after a
- * DETH, XRC all of RC with an XRCETH first on requests (IBTA vol. 1, 9.2).
+ * DETH, XRC all of RC with an XRCETH first on requests (IBTA vol. 1, 9.2)
+ * except FLUSH and ATOMIC_WRITE (1.6), which qhca has on RC only.
  */
 static int qhca_roce_headers(uint8_t transport, uint8_t opcode)
 {
@@ -100,6 +103,9 @@ static int qhca_roce_headers(uint8_t transport, uint8_t opcode)
     case QHCA_IB_TRANSPORT_RC:
         break;
     case QHCA_IB_TRANSPORT_XRC:
+        if (f & QHCA_PKT_PLACEMENT) {
+            return -1;
+        }
         if (f & QHCA_PKT_REQUEST) {
             h |= QHCA_ROCE_XRCETH;
         }
@@ -117,6 +123,9 @@ static int qhca_roce_headers(uint8_t transport, uint8_t opcode)
         break;
     default:
         return -1;              /* RD, CNP and the reserved ones */
+    }
+    if (f & QHCA_PKT_FETH) {
+        h |= QHCA_ROCE_FETH;
     }
     if (f & QHCA_PKT_RETH) {
         h |= QHCA_ROCE_RETH;
@@ -147,6 +156,7 @@ static size_t qhca_roce_headers_len(int h)
     return BTH_LEN +
            (h & QHCA_ROCE_XRCETH ? XRCETH_LEN : 0) +
            (h & QHCA_ROCE_DETH ? DETH_LEN : 0) +
+           (h & QHCA_ROCE_FETH ? FETH_LEN : 0) +
            (h & QHCA_ROCE_RETH ? RETH_LEN : 0) +
            (h & QHCA_ROCE_ATOMICETH ? ATOMICETH_LEN : 0) +
            (h & QHCA_ROCE_AETH ? AETH_LEN : 0) +
@@ -221,6 +231,10 @@ static uint8_t *qhca_roce_put_headers(const QhcaPacket *pkt, int h,
         stl_be_p(p + 4, pkt->src_qpn & QHCA_QPN_MASK);
         p += DETH_LEN;
     }
+    if (h & QHCA_ROCE_FETH) {
+        stl_be_p(p, pkt->feth);
+        p += FETH_LEN;
+    }
     if (h & QHCA_ROCE_RETH) {
         stq_be_p(p, pkt->va);
         stl_be_p(p + 8, pkt->rkey);
@@ -265,6 +279,11 @@ static void qhca_roce_get_headers(QhcaPacket *pkt, int h, const uint8_t *p)
         pkt->qkey = ldl_be_p(p);
         pkt->src_qpn = ldl_be_p(p + 4) & QHCA_QPN_MASK;
         p += DETH_LEN;
+    }
+    if (h & QHCA_ROCE_FETH) {
+        /* Whole: the responder refuses reserved bits (qhca-responder.c). */
+        pkt->feth = ldl_be_p(p);
+        p += FETH_LEN;
     }
     if (h & QHCA_ROCE_RETH) {
         pkt->va = ldq_be_p(p);

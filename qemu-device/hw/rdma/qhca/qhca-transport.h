@@ -6,7 +6,7 @@
  * The requester and the responder talk only through these: each packet
  * has the fields of the LRH and BTH that its transport needs and the
  * extended headers its opcode calls for (RETH, AETH, ImmDt, AtomicETH,
- * AtomicAckETH, DETH, XRCETH, IETH), with at most one path MTU of
+ * AtomicAckETH, DETH, XRCETH, IETH, FETH), with at most one path MTU of
  * payload, kept decoded in host order.  Today they only loop back inside
  * the device (qhca-wire.c); nothing serialises them.
  */
@@ -41,6 +41,9 @@ enum qhca_ib_opcode {
     QHCA_IB_FETCH_ADD               = 0x14,
     QHCA_IB_SEND_LAST_INV           = 0x16,
     QHCA_IB_SEND_ONLY_INV           = 0x17,
+    /* IBA 1.5, annex A19 (1.6): FETH then RETH; RETH and 8 bytes */
+    QHCA_IB_FLUSH                   = 0x1c,
+    QHCA_IB_ATOMIC_WRITE            = 0x1d,
     QHCA_IB_OPCODE_NUM
 };
 
@@ -58,6 +61,10 @@ enum qhca_ib_opcode {
 #define QHCA_PKT_IMM            0x0400
 #define QHCA_PKT_PAYLOAD        0x0800
 #define QHCA_PKT_IETH           0x1000  /* the key to invalidate */
+#define QHCA_PKT_FETH           0x2000  /* FLUSH: placement type, level */
+#define QHCA_PKT_ATOMIC_WRITE   0x4000
+/* Executed once, answered by a READ response without data (1.6). */
+#define QHCA_PKT_PLACEMENT      (QHCA_PKT_FETH | QHCA_PKT_ATOMIC_WRITE)
 
 /*
  * The transport of a packet: the top three bits of the BTH opcode byte
@@ -157,6 +164,9 @@ typedef struct QhcaPacket {
 
     /* IETH: the rkey the responder invalidates */
     uint32_t ieth;
+
+    /* FETH (FLUSH, 1.6): the whole word, reserved bits included */
+    uint32_t feth;
 
     /* AtomicETH */
     uint64_t swap_add;

@@ -44,6 +44,8 @@
 #define F_IMM   QHCA_PKT_IMM
 #define F_PAY   QHCA_PKT_PAYLOAD
 #define F_IETH  QHCA_PKT_IETH
+#define F_FETH  QHCA_PKT_FETH
+#define F_AWR   QHCA_PKT_ATOMIC_WRITE
 
 const uint16_t qhca_ib_opcode_flags[QHCA_IB_OPCODE_NUM] = {
     [QHCA_IB_SEND_FIRST] = F_REQ | F_SEND | F_FIRST | F_PAY,
@@ -70,6 +72,8 @@ const uint16_t qhca_ib_opcode_flags[QHCA_IB_OPCODE_NUM] = {
     [QHCA_IB_FETCH_ADD] = F_REQ | F_ATOM | F_ONLY,
     [QHCA_IB_SEND_LAST_INV] = F_REQ | F_SEND | F_LAST | F_PAY | F_IETH,
     [QHCA_IB_SEND_ONLY_INV] = F_REQ | F_SEND | F_ONLY | F_PAY | F_IETH,
+    [QHCA_IB_FLUSH] = F_REQ | F_ONLY | F_FETH | F_RETH,
+    [QHCA_IB_ATOMIC_WRITE] = F_REQ | F_ONLY | F_AWR | F_RETH | F_PAY,
 };
 
 const char *const qhca_ib_opcode_names[QHCA_IB_OPCODE_NUM] = {
@@ -96,6 +100,8 @@ const char *const qhca_ib_opcode_names[QHCA_IB_OPCODE_NUM] = {
     [QHCA_IB_FETCH_ADD] = "FETCH_ADD",
     [QHCA_IB_SEND_LAST_INV] = "SEND_LAST_INV",
     [QHCA_IB_SEND_ONLY_INV] = "SEND_ONLY_INV",
+    [QHCA_IB_FLUSH] = "FLUSH",
+    [QHCA_IB_ATOMIC_WRITE] = "ATOMIC_WRITE",
 };
 
 void qhca_wire_init(QhcaState *s)
@@ -146,6 +152,10 @@ uint8_t qhca_wire_req_opcode(const struct qhca_wr_info *info, bool first,
         return QHCA_IB_COMPARE_SWAP;
     case QHCA_IB_FAMILY_FETCH_ADD:
         return QHCA_IB_FETCH_ADD;
+    case QHCA_IB_FAMILY_FLUSH:
+        return QHCA_IB_FLUSH;
+    case QHCA_IB_FAMILY_ATOMIC_WRITE:
+        return QHCA_IB_ATOMIC_WRITE;
     default:
         g_assert_not_reached();     /* memory operations send nothing */
     }

@@ -85,8 +85,8 @@ static uint8_t qhca_swqe_check_mem(QhcaState *s, QhcaSwqe *w,
     switch (h->opcode) {
     case QHCA_WR_LOCAL_INV:
         if (h->imm_data || h->remote_addr || h->inline_len ||
-            h->compare_add || h->swap || h->rsvd1[0] || h->rsvd1[1] ||
-            h->rsvd1[2]) {
+            h->compare_add || h->swap || h->flush_len || h->flush ||
+            !buffer_is_zero(h->rsvd1, sizeof(h->rsvd1))) {
             *why = "LOCAL_INV reserved field set";
             return QHCA_WC_LOC_QP_OP_ERR;
         }
@@ -117,7 +117,7 @@ static uint8_t qhca_swqe_check_mem(QhcaState *s, QhcaSwqe *w,
         QEMU_BUILD_BUG_ON(sizeof(r) != sizeof(*h));
         memcpy(&r, h, sizeof(r));
         if (r.rsvd1 || r.rsvd2[1] || r.rsvd2[2] || r.rsvd2[3] ||
-            (r.access & ~QHCA_ACCESS_ALL) ||
+            (r.access & ~(QHCA_ACCESS_ALL | QHCA_ACCESS_FLUSH_GLOBAL)) ||
             ((r.access & (QHCA_ACCESS_REMOTE_WRITE |
                           QHCA_ACCESS_REMOTE_ATOMIC)) &&
              !(r.access & QHCA_ACCESS_LOCAL_WRITE)) ||
@@ -288,6 +288,46 @@ static uint8_t qhca_swqe_check_data(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
     return QHCA_WC_SUCCESS;
 }
 
+/*
+ * 1.6: the operands of FLUSH and ATOMIC_WRITE beyond the table's.  FLUSH
+ * carries no data; its flush byte is a placement type the device knows
+ * (GLOBAL, PERSISTENT or both) and a level (RANGE, MR), and a range is at
+ * most a message long, as its RETH says.  ATOMIC_WRITE's data, from SGEs
+ * or inline, is exactly 8 bytes; alignment is the responder's to check.
+ */
+static uint8_t qhca_swqe_check_placement(QhcaSwqe *w,
+                                         const struct qhca_sq_wqe *h,
+                                         const char **why)
+{
+    uint8_t type = h->flush & QHCA_FLUSH_TYPE;
+    uint8_t level = h->flush & QHCA_FLUSH_LEVEL;
+
+    if (h->opcode == QHCA_WR_ATOMIC_WRITE) {
+        if (w->length != sizeof(uint64_t)) {
+            *why = "ATOMIC_WRITE data is not 8 bytes";
+            return QHCA_WC_LOC_LEN_ERR;
+        }
+        return QHCA_WC_SUCCESS;
+    }
+    if (h->num_sge) {
+        *why = "FLUSH with data";
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+    if (!type || (type & ~(QHCA_FLUSH_GLOBAL | QHCA_FLUSH_PERSISTENT)) ||
+        (level != QHCA_FLUSH_RANGE && level != QHCA_FLUSH_MR) ||
+        (h->flush & QHCA_FLUSH_RSVD)) {
+        *why = "FLUSH placement type or level unknown";
+        return QHCA_WC_LOC_QP_OP_ERR;
+    }
+    if (le32_to_cpu(h->flush_len) > QHCA_MAX_MSG_SIZE) {
+        *why = "FLUSH range longer than 2^31 bytes";
+        return QHCA_WC_LOC_LEN_ERR;
+    }
+    w->flush = h->flush;
+    w->flush_len = le32_to_cpu(h->flush_len);
+    return QHCA_WC_SUCCESS;
+}
+
 /* Check a send WQE whose common fields @w has; returns its status. */
 static uint8_t qhca_swqe_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
                                const struct qhca_sq_wqe *h, const char **why)
@@ -323,6 +363,9 @@ static uint8_t qhca_swqe_check(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
     }
     if (status == QHCA_WC_SUCCESS) {
         status = qhca_swqe_check_data(s, qp, w, h, why);
+    }
+    if (status == QHCA_WC_SUCCESS && (w->info->flags & QHCA_WR_F_READ_ACK)) {
+        status = qhca_swqe_check_placement(w, h, why);
     }
     /* UD has no path: a message is one packet of the port's MTU. */
     if (status == QHCA_WC_SUCCESS && qp->type == QHCA_QPT_UD &&
