@@ -4,8 +4,9 @@
  * Data must arrive byte for byte in the buffer of the WQE the completion
  * names, slots must come back for reuse, the limit must fire once when
  * fewer WQEs than it remain, a QP moved to ERR must report its last WQE
- * and leave the SRQ's WQEs to the others, and the verbs must refuse what
- * real HCAs refuse with the same errno.
+ * and leave the SRQ's WQEs to the others, a resize must keep every WQE
+ * posted before it, in order, and the verbs must refuse what real HCAs
+ * refuse with the same errno.
  */
 #include <poll.h>
 
@@ -17,6 +18,7 @@
 #define SLOT		1024		/* one receive buffer, two SGEs */
 #define MSGS		24		/* per pair: more than the SRQ holds */
 #define FILL		0xa5		/* receive buffers before a message */
+#define BIG_WR		64		/* SRQ_WR grown: slots of resize tests */
 
 FIXTURE(srq)
 {
@@ -29,7 +31,8 @@ FIXTURE(srq)
 	struct ibv_qp *snd[PAIRS];
 	struct ibv_qp *rcv[PAIRS];	/* on the SRQ, each snd[i]'s peer */
 	struct rc_buf src;
-	struct rc_buf dst;		/* SRQ_WR receive slots */
+	struct rc_buf dst;		/* @slots receive slots */
+	uint32_t slots;			/* SRQ_WR; BIG_WR for a resize */
 };
 
 static struct ibv_qp *srq_create_qp(struct rc_pair *p, struct ibv_cq *scq,
@@ -148,6 +151,7 @@ FIXTURE_SETUP(srq)
 		     RC_ACCESS_ALL);
 	rc_buf_alloc(_metadata, &self->dst, p->pd, SRQ_WR * SLOT,
 		     RC_ACCESS_ALL);
+	self->slots = SRQ_WR;
 }
 
 FIXTURE_TEARDOWN(srq)
@@ -216,8 +220,9 @@ static int check_recv(struct __test_metadata *_metadata,
 	q = rcv_index(self, wc->qp_num);
 	EXPECT_LE(0, q) TH_LOG("receive on QP %u, not a receiver",
 			       wc->qp_num);
-	EXPECT_GT((uint64_t)SRQ_WR, wc->wr_id);
-	if (q < 0 || wc->wr_id >= SRQ_WR || wc->status != IBV_WC_SUCCESS)
+	EXPECT_GT((uint64_t)self->slots, wc->wr_id);
+	if (q < 0 || wc->wr_id >= self->slots ||
+	    wc->status != IBV_WC_SUCCESS)
 		return -1;
 	m = recvs[q]++;
 	len = msg_len(q, m);
@@ -353,8 +358,10 @@ TEST_F(srq, modify_query)
 	ASSERT_EQ(0, ibv_query_srq(self->srq, &attr));
 	EXPECT_EQ(5U, attr.srq_limit);
 
-	/* Resizing is not supported, as on mlx4 and mlx5. */
-	attr.max_wr = 2 * self->attr.max_wr;
+	/* More than the device holds; a limit beyond the ring. */
+	attr.max_wr = self->p.dattr.max_srq_wr + 1;
+	EXPECT_EQ(EINVAL, ibv_modify_srq(self->srq, &attr, IBV_SRQ_MAX_WR));
+	attr.max_wr = 0;
 	EXPECT_EQ(EINVAL, ibv_modify_srq(self->srq, &attr, IBV_SRQ_MAX_WR));
 	attr.srq_limit = self->attr.max_wr + 1;
 	EXPECT_EQ(EINVAL, ibv_modify_srq(self->srq, &attr, IBV_SRQ_LIMIT));
@@ -367,6 +374,132 @@ TEST_F(srq, modify_query)
 	ASSERT_EQ(0, ibv_modify_srq(self->srq, &attr, IBV_SRQ_LIMIT));
 	ASSERT_EQ(0, ibv_query_srq(self->srq, &attr));
 	EXPECT_EQ(0U, attr.srq_limit);
+}
+
+/* Posts slots first .. first + n - 1 of the grown buffer. */
+static void post_slots(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(srq) *self, uint32_t first, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, srq_post(self->srq, &self->dst, first + i))
+			TH_LOG("slot %u", first + i);
+}
+
+/*
+ * Sends n messages, one at a time, round the pairs: each must land in
+ * the WQE want[i] names, whole (check_recv()).  sent[] counts each
+ * pair's messages, as check_recv()'s recvs[] does.
+ */
+static void recv_in_order(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(srq) *self, const uint32_t *want,
+			  int n, int *sent, int *recvs)
+{
+	struct ibv_wc wc;
+	int i, q;
+
+	for (i = 0; i < n; i++) {
+		q = i % PAIRS;
+		ASSERT_GT(MSGS, sent[q]);
+		ASSERT_EQ(0, send_msg(self, q, sent[q]++));
+		rc_wait_wc(_metadata, self->rcq, &wc);
+		EXPECT_EQ((uint64_t)want[i], wc.wr_id)
+			TH_LOG("receive %d of %d", i, n);
+		ASSERT_LE(0, check_recv(_metadata, self, &wc, recvs));
+	}
+	wait_sends(_metadata, self, n);
+}
+
+static void expect_max_wr(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(srq) *self, uint32_t max_wr)
+{
+	struct ibv_srq_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	ASSERT_EQ(0, ibv_query_srq(self->srq, &attr));
+	EXPECT_EQ(max_wr, attr.max_wr);
+}
+
+/* The SRQ holds exactly @room more WQEs: one beyond is ENOMEM. */
+static void expect_room(struct __test_metadata *_metadata,
+			FIXTURE_DATA(srq) *self, uint32_t first, uint32_t room)
+{
+	struct ibv_sge sge = rc_sge(&self->dst, 0, 8);
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	post_slots(_metadata, self, first, room);
+	bad = NULL;
+	EXPECT_EQ(ENOMEM, ibv_post_srq_recv(self->srq, &wr, &bad));
+	EXPECT_EQ(&wr, bad);
+}
+
+/*
+ * ibv_modify_srq(IBV_SRQ_MAX_WR) grows a full SRQ whose WQEs wrap round
+ * its ring: every one of them is still taken, in the order posted, then
+ * the WQEs posted into the room the resize made; the SRQ holds exactly
+ * the new size.  A shrink below the WQEs posted and not completed is
+ * EINVAL and changes nothing; one that holds them works the same way.
+ */
+TEST_F_TIMEOUT(srq, resize_keeps_posted, 240)
+{
+	struct ibv_srq_attr attr = {};
+	int sent[PAIRS] = { 0 }, recvs[PAIRS] = { 0 };
+	uint32_t want[BIG_WR];
+	int i;
+
+	if (!(self->p.dattr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE))
+		SKIP(return, "the device does not resize SRQs");
+	ASSERT_EQ((uint32_t)SRQ_WR, self->attr.max_wr);
+	rc_buf_free(_metadata, &self->dst);
+	rc_buf_alloc(_metadata, &self->dst, self->p.pd, BIG_WR * SLOT,
+		     RC_ACCESS_ALL);
+	self->slots = BIG_WR;
+
+	/* Full, 5 taken, full again over the ring's end: slots 5 .. 20. */
+	expect_room(_metadata, self, 0, SRQ_WR);
+	for (i = 0; i < 5; i++)
+		want[i] = i;
+	recv_in_order(_metadata, self, want, 5, sent, recvs);
+	expect_room(_metadata, self, SRQ_WR, 5);
+
+	attr.max_wr = BIG_WR;
+	ASSERT_EQ(0, ibv_modify_srq(self->srq, &attr, IBV_SRQ_MAX_WR));
+	expect_max_wr(_metadata, self, BIG_WR);
+	/* 16 posted: room for 48 more, slots 21 .. 63 and 0 .. 4. */
+	post_slots(_metadata, self, SRQ_WR + 5, BIG_WR - SRQ_WR - 5);
+	expect_room(_metadata, self, 0, 5);
+	for (i = 0; i < BIG_WR; i++)
+		want[i] = (5 + i) % BIG_WR;
+	recv_in_order(_metadata, self, want, BIG_WR, sent, recvs);
+	rc_expect_no_wc(_metadata, self->rcq);
+
+	/* 8 posted: 4 cannot hold them, 8 can. */
+	post_slots(_metadata, self, 8, 8);
+	attr.max_wr = 4;
+	EXPECT_EQ(EINVAL, ibv_modify_srq(self->srq, &attr, IBV_SRQ_MAX_WR));
+	expect_max_wr(_metadata, self, BIG_WR);
+	attr.max_wr = 8;
+	ASSERT_EQ(0, ibv_modify_srq(self->srq, &attr, IBV_SRQ_MAX_WR));
+	expect_max_wr(_metadata, self, 8);
+	expect_room(_metadata, self, 0, 0);
+	for (i = 0; i < 8; i++)
+		want[i] = 8 + i;
+	recv_in_order(_metadata, self, want, 8, sent, recvs);
+
+	/* An armed limit the new ring cannot hold: EINVAL from the device. */
+	attr.srq_limit = 6;
+	ASSERT_EQ(0, ibv_modify_srq(self->srq, &attr, IBV_SRQ_LIMIT));
+	attr.max_wr = 4;
+	EXPECT_EQ(EINVAL, ibv_modify_srq(self->srq, &attr, IBV_SRQ_MAX_WR));
+	expect_max_wr(_metadata, self, 8);
+	attr.srq_limit = 0;
+	ASSERT_EQ(0, ibv_modify_srq(self->srq, &attr, IBV_SRQ_LIMIT));
+	expect_room(_metadata, self, 0, 8);
+	for (i = 0; i < 8; i++)
+		want[i] = i;
+	recv_in_order(_metadata, self, want, 8, sent, recvs);
+	rc_expect_no_wc(_metadata, self->rcq);
 }
 
 /*

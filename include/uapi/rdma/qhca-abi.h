@@ -102,6 +102,29 @@ struct qhca_ibv_create_srq_resp {
 };
 
 /*
+ * MODIFY_SRQ with IBV_SRQ_MAX_WR (QHCA_DEV_CAP_RESIZE_SRQ): the driver
+ * allocates the new ring, the device moves the posted WQEs into it, and
+ * the provider maps it in place of the old one.  uverbs' MODIFY_SRQ has
+ * no response, so the provider names a buffer for it (as rxe does):
+ * resp_len bytes of struct qhca_ibv_modify_srq_resp at resp_addr, written
+ * before the device resizes.  A resize without resp_addr is EOPNOTSUPP.
+ * The provider must post nothing to the SRQ while the call runs.
+ */
+struct qhca_ibv_modify_srq_req {
+	__u32 comp_mask;	/* none defined */
+	__u32 resp_len;		/* bytes at resp_addr */
+	__aligned_u64 resp_addr;	/* MAX_WR: the response, user memory */
+};
+
+struct qhca_ibv_modify_srq_resp {
+	__u32 comp_mask;	/* none defined */
+	__u32 depth;		/* WQEs of the new ring, a power of two */
+	__aligned_u64 ring_mmap_key;	/* mmap() offset of the new ring */
+	__u32 ring_mmap_size;	/* bytes to map at that offset */
+	__u32 reserved;
+};
+
+/*
  * ibv_create_ah() on an Ethernet (RoCEv2) port: libqhca asks the kernel,
  * which resolves the destination MAC (ib_core's neighbour lookup), as
  * mlx5 does; on an IB port libqhca builds the AH without a system call.

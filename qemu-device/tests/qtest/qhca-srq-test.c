@@ -216,6 +216,7 @@ static void test_device_caps(void)
     g_assert_cmpuint(qt_query(s->t, QHCA_CMD_QUERY_DEVICE, NULL, 0, &a,
                               sizeof(a)), ==, QHCA_AQ_SUCCESS);
     g_assert_true(le32_to_cpu(a.device_cap_flags) & QHCA_DEV_CAP_SRQ);
+    g_assert_true(le32_to_cpu(a.device_cap_flags) & QHCA_DEV_CAP_RESIZE_SRQ);
     g_assert_cmpuint(le32_to_cpu(a.max_srq), ==, 7);
     g_assert_cmpuint(le32_to_cpu(a.max_srq_wr), ==, 512);
     g_assert_cmpuint(le32_to_cpu(a.max_srq_sge), ==, le32_to_cpu(a.max_sge));

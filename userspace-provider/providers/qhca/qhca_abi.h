@@ -26,5 +26,7 @@ DECLARE_DRV_CMD(qhca_create_ah, IB_USER_VERBS_CMD_CREATE_AH, empty,
 		qhca_ibv_create_ah_resp);
 DECLARE_DRV_CMD(qhca_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
 		qhca_ibv_create_srq_req, qhca_ibv_create_srq_resp);
+DECLARE_DRV_CMD(qhca_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		qhca_ibv_modify_srq_req, empty);
 
 #endif /* QHCA_ABI_H */

@@ -149,12 +149,105 @@ err_free:
 	return NULL;
 }
 
+/* The ring the kernel made for a resize: as at creation, it must fit. */
+static int qhca_check_resize_resp(struct qhca_context *ctx,
+				  struct qhca_srq *srq, uint32_t depth,
+				  const struct qhca_ibv_modify_srq_resp *resp)
+{
+	if (resp->comp_mask)
+		verbs_debug(&ctx->ibv_ctx, "ignoring unknown SRQ comp_mask 0x%x\n",
+			    resp->comp_mask);
+	if (resp->depth != depth ||
+	    (uint64_t)resp->depth * srq->stride > resp->ring_mmap_size) {
+		verbs_err(&ctx->ibv_ctx,
+			  "SRQ %u: bad resize: %u WQEs of %u bytes, %u bytes mapped, %u asked\n",
+			  srq->srqn, resp->depth, srq->stride,
+			  resp->ring_mmap_size, depth);
+		return EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * IBV_SRQ_MAX_WR: the kernel makes a ring of the same rounding as at
+ * creation and the device moves the WQEs not yet taken into it, at the
+ * same free-running indexes; the lock keeps posters out meanwhile, and
+ * completions, whose marks move to the new ring's slots.  A ring smaller
+ * than the WQEs posted and not completed is EINVAL, before the kernel.
+ */
+static int qhca_srq_resize(struct qhca_srq *srq, struct ibv_srq_attr *attr,
+			   int attr_mask)
+{
+	struct qhca_context *ctx = to_qhca_ctx(srq->ibv_srq.context);
+	struct qhca_ibv_modify_srq_resp resp = {};
+	struct qhca_modify_srq cmd = {};
+	uint32_t depth = 2, idx;
+	uint8_t *done;
+	void *ring;
+	int err;
+
+	if (!attr->max_wr || attr->max_wr > QHCA_WQ_MAX_DEPTH)
+		return EINVAL;
+	while (depth < attr->max_wr)
+		depth <<= 1;
+	done = calloc(depth, 1);
+	if (!done)
+		return ENOMEM;
+
+	cmd.resp_addr = (uintptr_t)&resp;
+	cmd.resp_len = sizeof(resp);
+	pthread_spin_lock(&srq->lock);
+	if (srq->pi - srq->ci > depth) {
+		err = EINVAL;
+		goto out;
+	}
+	err = ibv_cmd_modify_srq(&srq->ibv_srq, attr, attr_mask, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	if (err)
+		goto out;
+
+	/* The device reads only the new ring now: failing here loses it. */
+	err = qhca_check_resize_resp(ctx, srq, depth, &resp);
+	ring = err ? MAP_FAILED :
+	       mmap(NULL, resp.ring_mmap_size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, ctx->ibv_ctx.context.cmd_fd,
+		    resp.ring_mmap_key);
+	if (ring == MAP_FAILED) {
+		if (!err) {
+			err = errno;
+			verbs_err(&ctx->ibv_ctx, "mapping SRQ %u failed: %s\n",
+				  srq->srqn, strerror(err));
+		}
+		srq->lost = true;
+		goto out;
+	}
+	for (idx = srq->ci; idx != srq->pi; idx++)
+		done[idx & (depth - 1)] = srq->done[idx & (srq->depth - 1)];
+	munmap(srq->ring, srq->map_size);
+	free(srq->done);
+	srq->done = done;
+	done = NULL;
+	srq->ring = ring;
+	srq->map_size = resp.ring_mmap_size;
+	srq->depth = depth;
+	attr->max_wr = depth;
+	verbs_debug(&ctx->ibv_ctx, "SRQ %u: resized to %u x %u bytes\n",
+		    srq->srqn, srq->depth, srq->stride);
+out:
+	pthread_spin_unlock(&srq->lock);
+	free(done);
+	return err;
+}
+
 int qhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		    int attr_mask)
 {
-	struct ibv_modify_srq cmd = {};
+	struct qhca_modify_srq cmd = {};
 
-	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+	if (attr_mask & IBV_SRQ_MAX_WR)
+		return qhca_srq_resize(to_qhca_srq(ibsrq), attr, attr_mask);
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+				  sizeof(cmd));
 }
 
 int qhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
@@ -190,7 +283,10 @@ int qhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 
 	pthread_spin_lock(&srq->lock);
 	start = pi = srq->pi;
-	for (; wr; wr = wr->next) {
+	/* A resize whose new ring could not be mapped: nothing reaches it. */
+	if (srq->lost)
+		err = EIO;
+	for (; wr && !err; wr = wr->next) {
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
 			err = EINVAL;
 			break;

@@ -34,6 +34,7 @@ struct qhca_srq {
 	uint32_t pi;			/* free-running: WQEs posted */
 	uint32_t ci;			/* free-running: oldest not completed */
 	uint8_t *done;			/* per slot: completed, past ci */
+	bool lost;			/* a resize's new ring is not mapped */
 	/* XRC: the CQ its receives complete to, and its link there. */
 	struct qhca_cq *xrc_cq;
 	struct list_node xrc_entry;

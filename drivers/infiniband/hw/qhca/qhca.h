@@ -288,6 +288,16 @@ struct qhca_srq {
 	u32 head;			/* free-running: WQEs posted */
 	u32 tail;			/* free-running: oldest not completed */
 	unsigned long *done;		/* completed slots past @tail */
+	/*
+	 * A resize (MODIFY_SRQ MAX_WR) to @resize_depth WQEs runs while that
+	 * is not 0 (user SRQs too).  With @resizing, kernel posters write
+	 * WQEs from @resize_head on into @resize_buf, without a doorbell,
+	 * until the device has moved the older ones there.  Under @lock.
+	 */
+	u32 resize_depth;
+	bool resizing;
+	struct qhca_dma_buf resize_buf;
+	u32 resize_head;
 };
 
 static inline struct qhca_srq *to_qsrq(struct ib_srq *ibsrq)

@@ -19,19 +19,32 @@
 
 #include "qhca.h"
 
+/* The ring's depth for @max_wr WQEs, as a log2; -EINVAL if too many. */
+static int qhca_srq_depth_log2(struct qhca_dev *dev, u32 max_wr)
+{
+	u32 dev_max = le32_to_cpu(dev->attr.max_srq_wr);
+	u32 log2;
+
+	if (!max_wr || max_wr > dev_max || !dev_max)
+		return -EINVAL;
+	log2 = order_base_2(max(max_wr, 2U));
+	if (log2 > ilog2(dev_max) || log2 > QHCA_WQ_MAX_DEPTH_LOG2)
+		return -EINVAL;
+	return log2;
+}
+
 static int qhca_srq_size(struct qhca_dev *dev, struct qhca_srq *srq,
 			 struct ib_srq_attr *attr)
 {
-	u32 max_wr = le32_to_cpu(dev->attr.max_srq_wr);
 	u32 max_sge = le32_to_cpu(dev->attr.max_srq_sge);
-	u32 stride, log2;
+	u32 stride;
+	int log2;
 
-	if (!attr->max_wr || attr->max_wr > max_wr || !max_wr ||
-	    attr->max_sge > max_sge)
+	if (attr->max_sge > max_sge)
 		return -EINVAL;
-	log2 = order_base_2(max(attr->max_wr, 2U));
-	if (log2 > ilog2(max_wr) || log2 > QHCA_WQ_MAX_DEPTH_LOG2)
-		return -EINVAL;
+	log2 = qhca_srq_depth_log2(dev, attr->max_wr);
+	if (log2 < 0)
+		return log2;
 	stride = roundup_pow_of_two(sizeof(struct qhca_rq_wqe) +
 				    max(attr->max_sge, 1U) *
 				    sizeof(struct qhca_sge));
@@ -190,27 +203,211 @@ err_release:
 	return err;
 }
 
+/*
+ * A user SRQ to a new ring: its mapping is written to the provider's
+ * buffer before the device moves, so that a success is never one the
+ * provider cannot follow; the provider posts nothing meanwhile.
+ */
+static int qhca_srq_resize_user(struct qhca_dev *dev, struct qhca_srq *srq,
+				struct qhca_cmd_modify_srq *cmd,
+				const struct qhca_ibv_modify_srq_req *req,
+				struct ib_udata *udata)
+{
+	struct qhca_ucontext *uctx = rdma_udata_to_drv_context(udata,
+				struct qhca_ucontext, ibucontext);
+	struct qhca_ibv_modify_srq_resp resp = {};
+	struct rdma_user_mmap_entry *entry;
+	struct qhca_dma_buf buf;
+	int err;
+
+	if (!req->resp_addr)
+		return -EOPNOTSUPP;
+	err = qhca_dma_buf_alloc(dev, &buf, (size_t)srq->resize_depth <<
+				 srq->stride_log2);
+	if (err)
+		return err;
+	entry = qhca_mmap_insert_ring(dev, &uctx->ibucontext, &buf);
+	if (IS_ERR(entry)) {
+		qhca_dma_buf_free(dev, &buf);
+		return PTR_ERR(entry);
+	}
+	/* The entry owns the memory from now on. */
+	resp.depth = srq->resize_depth;
+	resp.ring_mmap_key = rdma_user_mmap_get_offset(entry);
+	resp.ring_mmap_size = buf.size;
+	if (copy_to_user(u64_to_user_ptr(req->resp_addr), &resp,
+			 min_t(size_t, sizeof(resp), req->resp_len))) {
+		qhca_mmap_remove_ring(entry, true);
+		return -EFAULT;
+	}
+
+	cmd->ring_addr = cpu_to_le64(buf.dma);
+	err = qhca_admin_modify_srq(dev, cmd);
+	if (err) {
+		/* Refused: the device never used it.  Else it may have. */
+		qhca_mmap_remove_ring(entry, err != -EIO && err != -ETIMEDOUT);
+		return err;
+	}
+	/* The old ring is the provider's until it unmaps it. */
+	qhca_mmap_remove_ring(srq->mmap_entry, true);
+	srq->mmap_entry = entry;
+	srq->buf = buf;
+	srq->depth = srq->resize_depth;
+	return 0;
+}
+
+/*
+ * A kernel SRQ to a new ring.  The admin command sleeps, so posters are
+ * not held off: from now on they write into the new ring at the same
+ * free-running indexes and ring no doorbell (see qhca_post_srq_recv());
+ * the device copies the WQEs posted before.  After the command, the
+ * completed slots move to the new ring's bitmap, or, if it failed, the
+ * WQEs posted meanwhile go back to the old ring.  Either way the
+ * doorbell then tells the device about them.
+ */
+static int qhca_srq_resize_kernel(struct qhca_dev *dev, struct qhca_srq *srq,
+				  struct qhca_cmd_modify_srq *cmd)
+{
+	u32 depth = srq->resize_depth;
+	u32 mask = srq->depth - 1, new_mask = depth - 1;
+	struct qhca_dma_buf old;
+	unsigned long *done;
+	unsigned long flags;
+	u32 idx;
+	int err;
+
+	done = bitmap_zalloc(depth, GFP_KERNEL);
+	if (!done)
+		return -ENOMEM;
+	err = qhca_dma_buf_alloc(dev, &srq->resize_buf, (size_t)depth <<
+				 srq->stride_log2);
+	if (err) {
+		bitmap_free(done);
+		return err;
+	}
+	cmd->ring_addr = cpu_to_le64(srq->resize_buf.dma);
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->head - srq->tail > depth) {
+		spin_unlock_irqrestore(&srq->lock, flags);
+		err = -EINVAL;
+		goto out_free;
+	}
+	srq->resize_head = srq->head;
+	srq->resizing = true;
+	spin_unlock_irqrestore(&srq->lock, flags);
+
+	err = qhca_admin_modify_srq(dev, cmd);
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (!err) {
+		for (idx = srq->tail; idx != srq->head; idx++)
+			if (test_bit(idx & mask, srq->done))
+				__set_bit(idx & new_mask, done);
+		swap(srq->done, done);
+		old = srq->buf;
+		srq->buf = srq->resize_buf;
+		srq->resize_buf = old;
+		srq->depth = depth;
+	} else {
+		for (idx = srq->resize_head; idx != srq->head; idx++)
+			memcpy(srq->buf.va + ((size_t)(idx & mask) <<
+					      srq->stride_log2),
+			       srq->resize_buf.va + ((size_t)(idx & new_mask) <<
+						     srq->stride_log2),
+			       BIT(srq->stride_log2));
+	}
+	srq->resizing = false;
+	if (srq->head != srq->resize_head) {
+		/* The device must not see the doorbell before the WQEs. */
+		wmb();
+		writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, srq->srqn) |
+		       FIELD_PREP(QHCA_DB_QUEUE_IDX, (u16)srq->head),
+		       srq->db + QHCA_DB_SRQ);
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	/* The old ring after a success, the new one after a refusal. */
+	if (err == -EIO || err == -ETIMEDOUT) {
+		/* The device may use either: keep both, as destroy does. */
+		return err;
+	}
+out_free:
+	qhca_dma_buf_free(dev, &srq->resize_buf);
+	bitmap_free(done);
+	return err;
+}
+
+/* IB_SRQ_MAX_WR: one resize at a time, a ring that holds what is posted. */
+static int qhca_srq_resize(struct qhca_dev *dev, struct qhca_srq *srq,
+			   struct ib_srq_attr *attr,
+			   struct qhca_cmd_modify_srq *cmd,
+			   const struct qhca_ibv_modify_srq_req *req,
+			   struct ib_udata *udata)
+{
+	unsigned long flags;
+	int log2, err;
+
+	if (!(le32_to_cpu(dev->attr.device_cap_flags) &
+	      QHCA_DEV_CAP_RESIZE_SRQ))
+		return -EOPNOTSUPP;
+	log2 = qhca_srq_depth_log2(dev, attr->max_wr);
+	if (log2 < 0)
+		return log2;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->resize_depth) {
+		spin_unlock_irqrestore(&srq->lock, flags);
+		return -EBUSY;
+	}
+	srq->resize_depth = BIT(log2);
+	spin_unlock_irqrestore(&srq->lock, flags);
+
+	cmd->attr_mask |= cpu_to_le32(QHCA_SRQ_ATTR_MAX_WR);
+	cmd->depth_log2 = log2;
+	if (srq->kernel)
+		err = qhca_srq_resize_kernel(dev, srq, cmd);
+	else
+		err = qhca_srq_resize_user(dev, srq, cmd, req, udata);
+
+	spin_lock_irqsave(&srq->lock, flags);
+	srq->resize_depth = 0;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (!err)
+		attr->max_wr = srq->depth;
+	return err;
+}
+
 int qhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct qhca_dev *dev = to_qdev(ibsrq->device);
 	struct qhca_srq *srq = to_qsrq(ibsrq);
+	struct qhca_ibv_modify_srq_req req = {};
 	struct qhca_cmd_modify_srq cmd = {};
+	int err;
 
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (udata) {
+		err = qhca_udata_get_req(udata, &req, sizeof(req));
+		if (err)
+			return err;
+		if (req.comp_mask)
+			return -EINVAL;
+	}
+	if (mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR))
 		return -EINVAL;
-	/* The ring cannot be resized, as on mlx4 and mlx5. */
-	if (mask & ~IB_SRQ_LIMIT)
-		return -EINVAL;
-	if (!(mask & IB_SRQ_LIMIT))
+	if (!mask)
 		return 0;
-	if (attr->srq_limit > srq->depth)
-		return -EINVAL;
 
 	cmd.srqn = cpu_to_le32(srq->srqn);
-	cmd.attr_mask = cpu_to_le32(QHCA_SRQ_ATTR_LIMIT);
-	cmd.limit = cpu_to_le32(attr->srq_limit);
+	if (mask & IB_SRQ_LIMIT) {
+		cmd.attr_mask = cpu_to_le32(QHCA_SRQ_ATTR_LIMIT);
+		cmd.limit = cpu_to_le32(attr->srq_limit);
+	}
+	/* The device checks the limit against the new ring and the old. */
+	if (mask & IB_SRQ_MAX_WR)
+		return qhca_srq_resize(dev, srq, attr, &cmd, &req, udata);
+	if (attr->srq_limit > srq->depth)
+		return -EINVAL;
 	return qhca_admin_modify_srq(dev, &cmd);
 }
 
@@ -245,9 +442,14 @@ int qhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	return 0;
 }
 
+/* During a resize the WQEs must fit either ring: its command may fail. */
 static bool qhca_srq_full(const struct qhca_srq *srq)
 {
-	return srq->head - srq->tail >= srq->depth;
+	u32 depth = srq->depth;
+
+	if (srq->resizing)
+		depth = min(depth, srq->resize_depth);
+	return srq->head - srq->tail >= depth;
 }
 
 int qhca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
@@ -276,8 +478,14 @@ int qhca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			err = -EINVAL;
 			break;
 		}
-		wqe = srq->buf.va + ((size_t)(srq->head & (srq->depth - 1)) <<
-				     srq->stride_log2);
+		if (srq->resizing)
+			wqe = srq->resize_buf.va +
+			      ((size_t)(srq->head & (srq->resize_depth - 1)) <<
+			       srq->stride_log2);
+		else
+			wqe = srq->buf.va +
+			      ((size_t)(srq->head & (srq->depth - 1)) <<
+			       srq->stride_log2);
 		memset(wqe, 0, sizeof(*wqe));
 		wqe->wr_id = cpu_to_le64(wr->wr_id);
 		wqe->num_sge = wr->num_sge;
@@ -290,7 +498,8 @@ int qhca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		srq->head++;
 		posted++;
 	}
-	if (posted) {
+	/* While resizing, the resize rings it (qhca_srq_resize_kernel()). */
+	if (posted && !srq->resizing) {
 		/* The device must not see the doorbell before the WQEs. */
 		wmb();
 		writel(FIELD_PREP(QHCA_DB_QUEUE_NUM, srq->srqn) |

@@ -77,6 +77,8 @@ static int qhca_query_device(struct ib_device *ibdev,
 		props->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
 	if (caps & QHCA_DEV_CAP_XRC)
 		props->device_cap_flags |= IB_DEVICE_XRC;
+	if (caps & QHCA_DEV_CAP_RESIZE_SRQ)
+		props->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	if (caps & QHCA_DEV_CAP_PORT_ACTIVE_EVENT)
 		props->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT;
 	if (caps & QHCA_DEV_CAP_MW) {
