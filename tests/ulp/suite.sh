@@ -13,6 +13,8 @@
 #
 #   nfs     NFS over RDMA: nfsd's rdma port 20049, mount -o rdma (nfs.sh)
 #   nvme    NVMe over RDMA: nvmet-rdma, nvme connect -t rdma (nvme.sh)
+#   libfabric  fi_info -p verbs, fi_pingpong msg and rdm -c (libfabric.sh)
+#   qperf   qperf -cm1 rc_bw, rc_lat, RDMA WRITE/READ bw (qperf.sh)
 #
 # TAP lines, names, barriers and the pair walk are the fabric suite's
 # (tests/fabric/lib.sh).
@@ -22,7 +24,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here"/../fabric/lib.sh
 # A partner that failed must not hold the other for the fabric's 15 min.
 arrive_s=${ULP_ARRIVE:-240}
-all_parts=(nfs nvme)
+all_parts=(nfs nvme libfabric qperf)
 read -r -a parts <<< "${ULP_PARTS:-${all_parts[*]}}"
 
 if [ -z "$me" ] || [ "$wire" != eth ]; then
@@ -36,10 +38,12 @@ fi
 for part in "${parts[@]}"; do
 	was=$failed
 	failed=0
+	part_t0=$SECONDS
 	# shellcheck source=/dev/null
 	. "$here/$part.sh"
 	[ "$failed" = 0 ] || diag
 	failed=$((was | failed))
+	echo "# part $part: $((SECONDS - part_t0)) s"
 done
 
 echo "1..$n"
