@@ -624,6 +624,37 @@ QHCA_ASSERT_SIZE(qhca_cmd_reg_mr, 40);
 #define QHCA_MR_MAX_PAGE_SHIFT		30
 
 /*
+ * REREG_MR (1.6, QHCA_DEV_CAP_REREG_MR): MR index changes what mask
+ * names, in place; its keys stay, and no result.  TRANSLATION: a new
+ * iova, length and page list (npages, page_shift, pbl_addr, flags with
+ * only PBL_INDIRECT), as REG_MR; PD: the new pdn; ACCESS: the new access.
+ * Fields mask does not name are zero.  The new registration is checked
+ * whole, as REG_MR checks one, before anything changes: any error leaves
+ * the old one as it was.  Only an MR of REG_MR with a page list can be
+ * re-registered (not PHYS, not FAST_REG: BAD_PARAM), and not while a
+ * memory window is bound to it (BAD_STATE).  Transfers look their MR up
+ * at each access, under the device lock as commands run: an access after
+ * the command sees the new registration, one before it the old.
+ */
+struct qhca_cmd_rereg_mr {
+	__le64 iova;		/* TRANSLATION */
+	__le64 length;		/* TRANSLATION */
+	__le64 pbl_addr;	/* TRANSLATION */
+	__le32 index;		/* the MR, as REG_MR returned it */
+	__le32 pdn;		/* PD */
+	__le32 npages;		/* TRANSLATION */
+	__u8 access;		/* ACCESS: QHCA_ACCESS_* */
+	__u8 page_shift;	/* TRANSLATION */
+	__u8 flags;		/* TRANSLATION: QHCA_MR_F_PBL_INDIRECT or 0 */
+	__u8 mask;		/* QHCA_REREG_* */
+};
+QHCA_ASSERT_SIZE(qhca_cmd_rereg_mr, 40);
+#define QHCA_REREG_TRANSLATION		0x01
+#define QHCA_REREG_PD			0x02
+#define QHCA_REREG_ACCESS		0x04
+#define QHCA_REREG_RSVD			0xf8
+
+/*
  * CREATE_CQ: result is the CQ number (1 .. max-cqs; 0 is never used).
  * The ring is 2^depth_log2 entries of struct qhca_cqe, contiguous in
  * guest RAM.  The consumer writes its free-running 32-bit consumer index

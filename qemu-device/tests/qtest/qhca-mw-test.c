@@ -465,6 +465,340 @@ static void test_fast_reg_wqes(void)
     mwt_stop(m);
 }
 
+/* ------------------------------------------------------------------ */
+/* REREG_MR (1.6)                                                      */
+
+#define RR_ACCESS           (MR_ACCESS | QHCA_ACCESS_REMOTE_READ)
+#define RR_KEY              0x44
+#define RR_IOVA             0x10000000ull
+#define RR_PAGE             4096
+
+/* A page list of @n pages in guest RAM; its address. */
+static uint64_t rr_pbl(Mwt *m, const uint64_t *pages, uint32_t n)
+{
+    uint64_t pbl = guest_alloc(&m->t->alloc, n * 8);
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        qtest_writeq(m->t->qts, pbl + i * 8, pages[i]);
+    }
+    return pbl;
+}
+
+/* An MR of PD @pdn over @n 4 KiB @pages at RR_IOVA; its key. */
+static uint32_t rr_reg(Mwt *m, uint32_t pdn, const uint64_t *pages,
+                       uint32_t n)
+{
+    struct qhca_cmd_reg_mr r = {
+        .iova = cpu_to_le64(RR_IOVA),
+        .length = cpu_to_le64((uint64_t)n * RR_PAGE),
+        .pbl_addr = cpu_to_le64(rr_pbl(m, pages, n)),
+        .pdn = cpu_to_le32(pdn),
+        .npages = cpu_to_le32(n),
+        .access = RR_ACCESS,
+        .key = RR_KEY,
+        .page_shift = 12,
+    };
+    uint32_t index;
+
+    g_assert_cmpuint(qt_cmd(m->t, QHCA_CMD_REG_MR, &r, sizeof(r), &index),
+                     ==, QHCA_AQ_SUCCESS);
+    return index << 8 | RR_KEY;
+}
+
+/* REREG_MR of @key with TRANSLATION to @n pages at @iova. */
+static struct qhca_cmd_rereg_mr rr_translation(Mwt *m, uint32_t key,
+                                               uint64_t iova,
+                                               const uint64_t *pages,
+                                               uint32_t n)
+{
+    return (struct qhca_cmd_rereg_mr) {
+        .index = cpu_to_le32(key >> 8),
+        .mask = QHCA_REREG_TRANSLATION,
+        .iova = cpu_to_le64(iova),
+        .length = cpu_to_le64((uint64_t)n * RR_PAGE),
+        .pbl_addr = cpu_to_le64(rr_pbl(m, pages, n)),
+        .npages = cpu_to_le32(n),
+        .page_shift = 12,
+    };
+}
+
+static uint8_t rr_cmd(Mwt *m, const struct qhca_cmd_rereg_mr *p)
+{
+    return qt_cmd(m->t, QHCA_CMD_REREG_MR, p, sizeof(*p), NULL);
+}
+
+/*
+ * An RDMA WRITE of @len bytes of pattern @seed, from a fresh QP whose
+ * source MR is @lkey (of the test's PD) to a fresh QP of PD @pdn, at
+ * @raddr with @rkey: its status.  Two QPs, so that a responder's error
+ * comes back as the NAK's status, not as a flush of its own SQ.
+ */
+static uint8_t rr_write(Mwt *m, uint32_t pdn, uint32_t rkey, uint64_t raddr,
+                        uint32_t len, uint8_t seed)
+{
+    QhcaQpSpec spec = {
+        .type = QHCA_QPT_RC,
+        .pdn = m->pdn,
+        .uar = m->uar,
+        .send_cqn = m->cq.cqn,
+        .recv_cqn = m->cq.cqn,
+        .sq_log2 = SQ_LOG2,
+        .sq_stride_log2 = SQ_STRIDE_LOG2,
+        .rq_log2 = 2,
+        .rq_stride_log2 = 6,
+    };
+    g_autofree QhcaQp *req = qt_qp_new(m->t, &spec);
+    g_autofree QhcaQp *resp = NULL;
+    g_autofree uint8_t *buf = g_malloc(len);
+    uint64_t src = guest_alloc(&m->t->alloc, len);
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(0x55),
+        .opcode = QHCA_WR_RDMA_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+        .remote_addr = cpu_to_le64(raddr),
+        .rkey = cpu_to_le32(rkey),
+    };
+    struct qhca_sge sge = qt_sge(src, len, m->lkey);
+    struct qhca_cqe cqe;
+    uint32_t i;
+
+    spec.pdn = pdn;
+    resp = qt_qp_new(m->t, &spec);
+    for (i = 0; i < len; i++) {
+        buf[i] = seed + i * 3;
+    }
+    qtest_memwrite(m->t->qts, src, buf, len);
+    qt_qp_connect(m->t, req, resp, &qt_rc_path, 0);
+    qt_qp_connect(m->t, resp, req, &qt_rc_path, 0);
+    qt_qp_post_send(m->t, req, &w, &sge, 1);
+    qt_qp_ring_sq(m->t, req);
+    cqe = qt_cq_take(m->t, &m->cq);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x55);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, req->qpn);
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DESTROY_QP, req->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(m->t, QHCA_CMD_DESTROY_QP, resp->qpn), ==,
+                     QHCA_AQ_SUCCESS);
+    return cqe.status;
+}
+
+/* @len bytes at guest address @gpa hold pattern @seed, or are @fill. */
+static void rr_expect(Mwt *m, uint64_t gpa, uint32_t len, int seed,
+                      uint8_t fill)
+{
+    g_autofree uint8_t *got = g_malloc(len);
+    uint32_t i;
+
+    qtest_memread(m->t->qts, gpa, got, len);
+    for (i = 0; i < len; i++) {
+        g_assert_cmpuint(got[i], ==,
+                         seed < 0 ? fill : (uint8_t)(seed + i * 3));
+    }
+}
+
+/*
+ * REREG_MR: translation, PD and access, each alone and together, seen by
+ * RDMA WRITEs that land where the new registration says; every malformed
+ * field refused with the old registration still working; BAD_STATE while
+ * a window is bound; max-mr-pages counts the new list, not both.
+ */
+static void test_rereg(void)
+{
+    Mwt *m = mwt_start(",max-mr-pages=8");
+    QhcaTest *t = m->t;
+    uint64_t a = guest_alloc(&t->alloc, 2 * RR_PAGE);
+    uint64_t b = guest_alloc(&t->alloc, 4 * RR_PAGE);
+    /* Two pages of a, then three of b out of order. */
+    uint64_t pa[2] = { a, a + RR_PAGE };
+    uint64_t pb[3] = { b + 2 * RR_PAGE, b, b + 3 * RR_PAGE };
+    uint32_t key, pd2, index;
+    struct qhca_cmd_rereg_mr p;
+    uint32_t k1 = mwt_alloc_mw(m, m->pdn, 1);
+    struct qhca_sq_wqe_bind bind;
+
+    g_assert_cmpuint(a % RR_PAGE, ==, 0);
+    g_assert_cmpuint(b % RR_PAGE, ==, 0);
+    qtest_memset(t->qts, a, 0, 2 * RR_PAGE);
+    qtest_memset(t->qts, b, 0, 4 * RR_PAGE);
+    key = rr_reg(m, m->pdn, pa, 2);
+    index = key >> 8;
+    g_assert_cmpuint(rr_write(m, m->pdn, key, RR_IOVA + 4000, 200,
+                              1), ==, QHCA_WC_SUCCESS);
+    rr_expect(m, a + 4000, 200, 1, 0);
+
+    /* Every malformed field: BAD_PARAM, and nothing changes. */
+    p = (struct qhca_cmd_rereg_mr) { .index = cpu_to_le32(index) };
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p.mask = 0x08;
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p.mask = QHCA_REREG_ACCESS;
+    p.access = RR_ACCESS;
+    p.iova = cpu_to_le64(RR_IOVA);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p.iova = 0;
+    p.npages = cpu_to_le32(2);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p.npages = 0;
+    p.page_shift = 12;
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p.page_shift = 0;
+    p.pdn = cpu_to_le32(m->pdn + 1);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p.pdn = 0;
+    p.mask = QHCA_REREG_PD;
+    p.pdn = cpu_to_le32(m->pdn);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);   /* access */
+    p.access = 0;
+    p.pdn = cpu_to_le32(m->pdn + 100);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_HANDLE);
+    p = (struct qhca_cmd_rereg_mr) {
+        .index = cpu_to_le32(index),
+        .mask = QHCA_REREG_ACCESS,
+        .access = QHCA_ACCESS_REMOTE_WRITE,     /* without local write */
+    };
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p.access = 0x80;
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p.access = RR_ACCESS;
+    p.index = cpu_to_le32(index + 1);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_HANDLE);
+    p.index = cpu_to_le32(m->lkey >> 8);                   /* physical */
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    {
+        struct qhca_cmd_reg_mr fr = {
+            .pdn = cpu_to_le32(m->pdn),
+            .npages = cpu_to_le32(FR_PAGES),
+            .flags = QHCA_MR_F_FAST_REG,
+        };
+        uint32_t fr_index;
+
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_REG_MR, &fr, sizeof(fr),
+                                &fr_index), ==, QHCA_AQ_SUCCESS);
+        p.index = cpu_to_le32(fr_index);
+        g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+        g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, fr_index), ==,
+                         QHCA_AQ_SUCCESS);
+    }
+    p = rr_translation(m, key, RR_IOVA, pb, 3);
+    p.npages = cpu_to_le32(2);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p = rr_translation(m, key, RR_IOVA, pb, 3);
+    p.length = 0;
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p = rr_translation(m, key, RR_IOVA, pb, 3);
+    p.page_shift = 31;
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p = rr_translation(m, key, RR_IOVA, pb, 3);
+    p.flags = QHCA_MR_F_PHYS;
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+    p = rr_translation(m, key, RR_IOVA, pb, 3);
+    p.pbl_addr = cpu_to_le64(RAM_END - 8);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_ADDRESS);
+    {
+        uint64_t bad[3] = { b + 8, b, b };              /* misaligned */
+        uint64_t out[3] = { b, RAM_END, b };            /* not in RAM */
+
+        p = rr_translation(m, key, RR_IOVA, bad, 3);
+        g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_PARAM);
+        p = rr_translation(m, key, RR_IOVA, out, 3);
+        g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_ADDRESS);
+    }
+    g_assert_cmpuint(rr_write(m, m->pdn, key, RR_IOVA + 100, 300,
+                              2), ==, QHCA_WC_SUCCESS);
+    rr_expect(m, a + 100, 300, 2, 0);
+
+    /* A bound window holds the MR: BAD_STATE, and it still works. */
+    bind = mwt_bind(k1 + 1, 1, key, RR_IOVA, RR_PAGE);
+    mwt_expect(m, &bind, QHCA_WC_SUCCESS, QHCA_WC_BIND_MW);
+    p = rr_translation(m, key, RR_IOVA, pb, 3);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(rr_write(m, m->pdn, k1 + 1, RR_IOVA + 8, 16,
+                              3), ==, QHCA_WC_SUCCESS);
+    rr_expect(m, a + 8, 16, 3, 0);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_MW,
+                                   (k1 & QHCA_MKEY_MW_INDEX) >> 8), ==,
+                     QHCA_AQ_SUCCESS);
+
+    /* TRANSLATION alone: 3 pages of b at a new iova; a is left alone. */
+    qtest_memset(t->qts, a, 0, 2 * RR_PAGE);
+    p = rr_translation(m, key, RR_IOVA + 0x100000 + 512, pb, 3);
+    p.length = cpu_to_le64(3 * RR_PAGE - 512);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(rr_write(m, m->pdn, key,
+                              RR_IOVA + 0x100000 + 4000, 600, 4), ==,
+                     QHCA_WC_SUCCESS);
+    /* iova page 0 is b + 2 pages, page 1 is b: 4000 .. 4599 spans both. */
+    rr_expect(m, b + 2 * RR_PAGE + 4000, 96, 4, 0);
+    rr_expect(m, b, 504, 4 + 96 * 3, 0);
+    rr_expect(m, a, 2 * RR_PAGE, -1, 0);
+    /* The old range is gone; the new one ends where its length says. */
+    g_assert_cmpuint(rr_write(m, m->pdn, key, RR_IOVA, 8, 5), ==,
+                     QHCA_WC_REM_ACCESS_ERR);
+    g_assert_cmpuint(rr_write(m, m->pdn, key,
+                              RR_IOVA + 0x100000 + 3 * RR_PAGE - 4, 8, 5),
+                     ==, QHCA_WC_REM_ACCESS_ERR);
+
+    /* PD alone: a QP of the old PD is refused, one of the new served. */
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_PD, NULL, 0, &pd2), ==,
+                     QHCA_AQ_SUCCESS);
+    p = (struct qhca_cmd_rereg_mr) {
+        .index = cpu_to_le32(index),
+        .mask = QHCA_REREG_PD,
+        .pdn = cpu_to_le32(pd2),
+    };
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, pd2), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(rr_write(m, m->pdn, key,
+                              RR_IOVA + 0x100000 + 512, 8, 6), ==,
+                     QHCA_WC_REM_ACCESS_ERR);
+    g_assert_cmpuint(rr_write(m, pd2, key, RR_IOVA + 0x100000 + 512,
+                              8, 7), ==, QHCA_WC_SUCCESS);
+    rr_expect(m, b + 2 * RR_PAGE + 512, 8, 7, 0);
+
+    /* ACCESS alone: no remote write now. */
+    p = (struct qhca_cmd_rereg_mr) {
+        .index = cpu_to_le32(index),
+        .mask = QHCA_REREG_ACCESS,
+        .access = QHCA_ACCESS_LOCAL_WRITE | QHCA_ACCESS_REMOTE_READ,
+    };
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(rr_write(m, pd2, key, RR_IOVA + 0x100000 + 512,
+                              8, 8), ==, QHCA_WC_REM_ACCESS_ERR);
+    rr_expect(m, b + 2 * RR_PAGE + 512, 8, 7, 0);
+
+    /* All three back: a, the first PD, remote write; b untouched. */
+    qtest_memset(t->qts, b, 0, 4 * RR_PAGE);
+    p = rr_translation(m, key, RR_IOVA, pa, 2);
+    p.mask |= QHCA_REREG_PD | QHCA_REREG_ACCESS;
+    p.pdn = cpu_to_le32(m->pdn);
+    p.access = RR_ACCESS;
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_PD, pd2), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(rr_write(m, m->pdn, key, RR_IOVA + 4090, 20,
+                              9), ==, QHCA_WC_SUCCESS);
+    rr_expect(m, a + 4090, 20, 9, 0);
+    rr_expect(m, b, 4 * RR_PAGE, -1, 0);
+
+    /* max-mr-pages 8: 2 charged, so 8 fit (the old 2 go back), 9 not. */
+    {
+        uint64_t eight[9] = { b, b, b, b, b, b, b, b, b };
+
+        p = rr_translation(m, key, RR_IOVA, eight, 9);
+        g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_NO_RESOURCES);
+        p = rr_translation(m, key, RR_IOVA, eight, 8);
+        g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_SUCCESS);
+    }
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEREG_MR, index), ==,
+                     QHCA_AQ_SUCCESS);
+    p = rr_translation(m, key, RR_IOVA, pa, 2);
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_HANDLE);
+    mwt_stop(m);
+}
+
 int main(int argc, char **argv)
 {
     if (!qt_init(&argc, &argv)) {
@@ -476,6 +810,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/mw/fast-reg-commands", test_fast_reg_commands);
     qtest_add_func("/qhca/mw/bind-wqes", test_bind_wqes);
     qtest_add_func("/qhca/mw/fast-reg-wqes", test_fast_reg_wqes);
+    qtest_add_func("/qhca/mw/rereg", test_rereg);
 
     return g_test_run();
 }

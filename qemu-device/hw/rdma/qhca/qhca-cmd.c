@@ -52,6 +52,7 @@ static const QhcaCmdDesc qhca_cmds[] = {
     },
     [QHCA_CMD_REG_MR] = { "REG_MR", sizeof(struct qhca_cmd_reg_mr), 0 },
     [QHCA_CMD_DEREG_MR] = { "DEREG_MR", sizeof(struct qhca_cmd_handle), 0 },
+    [QHCA_CMD_REREG_MR] = { "REREG_MR", sizeof(struct qhca_cmd_rereg_mr), 0 },
     [QHCA_CMD_CREATE_CQ] = {
         "CREATE_CQ", sizeof(struct qhca_cmd_create_cq), 0
     },
@@ -122,6 +123,7 @@ typedef union QhcaCmdParams {
     struct qhca_cmd_handle handle;
     struct qhca_cmd_create_eq create_eq;
     struct qhca_cmd_reg_mr reg_mr;
+    struct qhca_cmd_rereg_mr rereg_mr;
     struct qhca_cmd_create_cq create_cq;
     struct qhca_cmd_resize_cq resize_cq;
     struct qhca_cmd_create_qp create_qp;
@@ -417,6 +419,8 @@ static uint8_t qhca_exec_dispatch(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_query_stats(s, cmd, &out->stats);
     case QHCA_CMD_REG_MR:
         return qhca_mr_reg(s, cmd, &in->reg_mr, result);
+    case QHCA_CMD_REREG_MR:
+        return qhca_mr_rereg(s, cmd, &in->rereg_mr);
     case QHCA_CMD_CREATE_CQ:
         return qhca_cq_create(s, cmd, &in->create_cq, result);
     case QHCA_CMD_RESIZE_CQ:

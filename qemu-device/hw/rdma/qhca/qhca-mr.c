@@ -259,6 +259,143 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
     return QHCA_AQ_SUCCESS;
 }
 
+/*
+ * REREG_MR (1.6): the registration @mr would have after @p, as the
+ * REG_MR that would make it, for qhca_mr_check_params() to check whole.
+ */
+static struct qhca_cmd_reg_mr qhca_mr_rereg_as_reg(const QhcaMr *mr,
+                                                   const struct qhca_cmd_rereg_mr *p)
+{
+    struct qhca_cmd_reg_mr r = {
+        .iova = cpu_to_le64(mr->iova),
+        .length = cpu_to_le64(mr->length),
+        .pdn = cpu_to_le32(mr->pdn),
+        .npages = cpu_to_le32(mr->npages),
+        .access = mr->access,
+        .key = mr->key,
+        .page_shift = mr->page_shift,
+    };
+
+    if (p->mask & QHCA_REREG_TRANSLATION) {
+        r.iova = p->iova;
+        r.length = p->length;
+        r.pbl_addr = p->pbl_addr;
+        r.npages = p->npages;
+        r.page_shift = p->page_shift;
+        r.flags = p->flags;
+    }
+    if (p->mask & QHCA_REREG_PD) {
+        r.pdn = p->pdn;
+    }
+    if (p->mask & QHCA_REREG_ACCESS) {
+        r.access = p->access;
+    }
+    return r;
+}
+
+/* The fields of @p that its mask does not name must be zero. */
+static const char *qhca_mr_rereg_check_mask(const struct qhca_cmd_rereg_mr *p)
+{
+    if (p->mask & QHCA_REREG_RSVD) {
+        return "reserved mask bit set";
+    }
+    if (!p->mask) {
+        return "nothing to change";
+    }
+    if (!(p->mask & QHCA_REREG_TRANSLATION) &&
+        (p->iova || p->length || p->pbl_addr || p->npages ||
+         p->page_shift || p->flags)) {
+        return "translation given without its mask bit";
+    }
+    if (p->flags & ~QHCA_MR_F_PBL_INDIRECT) {
+        return "flags other than PBL_INDIRECT";
+    }
+    if (!(p->mask & QHCA_REREG_PD) && p->pdn) {
+        return "PD given without its mask bit";
+    }
+    if (!(p->mask & QHCA_REREG_ACCESS) && p->access) {
+        return "access given without its mask bit";
+    }
+    return NULL;
+}
+
+uint8_t qhca_mr_rereg(QhcaState *s, const QhcaCmd *cmd,
+                      const struct qhca_cmd_rereg_mr *p)
+{
+    uint32_t index = le32_to_cpu(p->index);
+    bool translation = p->mask & QHCA_REREG_TRANSLATION;
+    g_autofree uint64_t *pages = NULL;
+    struct qhca_cmd_reg_mr r;
+    uint32_t npages, pdn;
+    const char *why;
+    uint8_t status;
+    QhcaMr *mr;
+
+    why = qhca_mr_rereg_check_mask(p);
+    if (why) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
+    }
+    if (!qhca_table_live(&s->mrs, index)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such MR");
+    }
+    mr = s->mr[index];
+    if (mr->phys || mr->fast_reg) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "not an MR with a page list");
+    }
+    r = qhca_mr_rereg_as_reg(mr, p);
+    why = qhca_mr_check_params(&r);
+    if (why) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
+    }
+    pdn = le32_to_cpu(r.pdn);
+    npages = le32_to_cpu(r.npages);
+    if (!qhca_table_live(&s->pds, pdn)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such PD");
+    }
+    if (mr->mw_refs) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
+                                "memory windows bound to the MR");
+    }
+    if (translation) {
+        /* The old pages are given back only if this succeeds. */
+        if (npages > mr->npages &&
+            npages - mr->npages > s->params.max_mr_pages - s->mr_pages) {
+            return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                    "max-mr-pages reached");
+        }
+        pages = g_try_new(uint64_t, npages);
+        if (!pages) {
+            return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                    "no host memory for the page list");
+        }
+        if (!qhca_mr_read_pbl(s, le64_to_cpu(r.pbl_addr),
+                              r.flags & QHCA_MR_F_PBL_INDIRECT,
+                              pages, npages)) {
+            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                    "page list not in guest RAM");
+        }
+        status = qhca_mr_check_pages(s, pages, npages, r.page_shift, &why);
+        if (status != QHCA_AQ_SUCCESS) {
+            return qhca_exec_reject(s, cmd, status, why);
+        }
+        s->mr_pages = s->mr_pages - mr->npages + npages;
+        g_free(mr->pages);
+        mr->pages = g_steal_pointer(&pages);
+        mr->npages = npages;
+        mr->iova = le64_to_cpu(r.iova);
+        mr->length = le64_to_cpu(r.length);
+        mr->page_shift = r.page_shift;
+    }
+    s->pd_refs[mr->pdn]--;
+    s->pd_refs[pdn]++;
+    mr->pdn = pdn;
+    mr->access = r.access;
+    trace_qhca_mr_rereg(index, p->mask, pdn, mr->iova, mr->length,
+                        mr->npages, mr->page_shift, mr->access);
+    return QHCA_AQ_SUCCESS;
+}
+
 uint8_t qhca_mr_dereg(QhcaState *s, const QhcaCmd *cmd, uint32_t index)
 {
     if (!qhca_table_live(&s->mrs, index)) {

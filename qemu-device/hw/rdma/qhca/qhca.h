@@ -307,6 +307,8 @@ void qhca_mr_fini(QhcaState *s);
 void qhca_mr_reset(QhcaState *s);
 uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
                     const struct qhca_cmd_reg_mr *p, uint32_t *index);
+uint8_t qhca_mr_rereg(QhcaState *s, const QhcaCmd *cmd,
+                      const struct qhca_cmd_rereg_mr *p);
 uint8_t qhca_mr_dereg(QhcaState *s, const QhcaCmd *cmd, uint32_t index);
 QhcaMr *qhca_mr_lookup(QhcaState *s, uint32_t key, uint32_t pdn,
                        uint64_t addr, uint64_t len, uint8_t access);
