@@ -70,3 +70,63 @@ diag() {
 
 # sums FILE...: the files' SHA-256 sums on one line.
 sums() { sha256sum "$@" | awk '{ printf "%s%s", sep, $1; sep = " " } END { print "" }'; }
+
+# The SCSI parts (iser, srp): a LIO target's LUN backed by a file on tmpfs
+# (the target reads back what the initiator wrote), and the initiator's
+# SCSI disk checked with dd and fio.
+lio_cfs=/sys/kernel/config/target
+
+# lio_fileio_start HBA NAME FILE: a 64 MiB file on a tmpfs of its own and
+# a LIO fileio backstore core/HBA/NAME on it.  fileio opens the file with
+# O_DSYNC (write_back off), no O_DIRECT, which tmpfs has not.
+lio_fileio_start() {
+	local d=$lio_cfs/core/$1/$2
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
+	mkdir -p "$(dirname "$3")"
+	mountpoint -q "$(dirname "$3")" ||
+		mount -t tmpfs -o size=96m "ulp-$2" "$(dirname "$3")" || return 1
+	truncate -s 64m "$3" &&
+	mkdir -p "$d" &&
+	echo "fd_dev_name=$3,fd_dev_size=$((64 << 20))" > "$d/control" &&
+	echo 1 > "$d/enable"
+}
+
+# lio_fileio_stop HBA NAME FILE: the backstore and its tmpfs gone.
+lio_fileio_stop() {
+	[ ! -d "$lio_cfs/core/$1/$2" ] || rmdir "$lio_cfs/core/$1/$2" || return 1
+	[ ! -d "$lio_cfs/core/$1" ] || rmdir "$lio_cfs/core/$1" || return 1
+	! mountpoint -q "$(dirname "$3")" || umount "$(dirname "$3")"
+}
+
+# shown CMD...: CMD's output as TAP diagnostics, its exit status kept
+# (a pipe into show would give show's).
+shown() {
+	local out rc
+	out=$("$@" 2>&1)
+	rc=$?
+	[ -z "$out" ] || show <<< "$out"
+	return $rc
+}
+
+# sum4m PATH: the SHA-256 of PATH's first 4 MiB (a block device read with
+# O_DIRECT, past the page cache).
+sum4m() {
+	local flag=()
+	[ ! -b "$1" ] || flag=(iflag=direct)
+	dd if="$1" bs=64k count=64 "${flag[@]}" 2>/dev/null | sha256sum | cut -d' ' -f1
+}
+
+# blk_fio PART DEV RW BS QD: fio writes 2 MiB at 8 MiB into the block
+# device DEV and reads it back, every block's crc32c checked.
+blk_fio() {
+	local out="" rc=1 t0=$SECONDS
+	# A missing disk must not become a file fio writes in /dev.
+	[ -b "$2" ] &&
+	out=$(timeout -s KILL 180 fio --name="$1-$3-$5" --filename="$2" --rw="$3" --bs="$4" \
+		--iodepth="$5" --ioengine=libaio --direct=1 --offset=8m --size=2m \
+		--verify=crc32c --verify_fatal=1 --verify_state_save=0 2>&1)
+	rc=$?
+	grep -E 'err=|verify|WRITE:|READ:' <<< "${out:-}" | show
+	[ $rc = 0 ] && grep -q ' err= 0' <<< "$out"
+	result "$1: fio --verify $3 bs=$4 iodepth=$5 on $2, 2 MiB written and verified ($((SECONDS - t0)) s)"
+}

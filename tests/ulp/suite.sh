@@ -15,6 +15,8 @@
 #   nvme    NVMe over RDMA: nvmet-rdma, nvme connect -t rdma (nvme.sh)
 #   libfabric  fi_info -p verbs, fi_pingpong msg and rdm -c (libfabric.sh)
 #   qperf   qperf -cm1 rc_bw, rc_lat, RDMA WRITE/READ bw (qperf.sh)
+#   iser    iSCSI with iSER: LIO iSER portal, iscsiadm -I iser (iser.sh)
+#   smbdirect  SMB Direct: a skip, Debian's kernel has none (smbdirect.sh)
 #
 # TAP lines, names, barriers and the pair walk are the fabric suite's
 # (tests/fabric/lib.sh).
@@ -24,7 +26,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here"/../fabric/lib.sh
 # A partner that failed must not hold the other for the fabric's 15 min.
 arrive_s=${ULP_ARRIVE:-240}
-all_parts=(nfs nvme libfabric qperf)
+all_parts=(nfs nvme libfabric qperf iser smbdirect)
 read -r -a parts <<< "${ULP_PARTS:-${all_parts[*]}}"
 
 if [ -z "$me" ] || [ "$wire" != eth ]; then
