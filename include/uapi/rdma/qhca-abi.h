@@ -59,6 +59,26 @@ struct qhca_ibv_create_cq_resp {
 	__u32 cqe_size;		/* sizeof(struct qhca_cqe) */
 };
 
+/*
+ * ibv_resize_cq (QHCA_DEV_CAP_RESIZE_CQ): the driver allocates a new ring
+ * and consumer record, the device copies the CQEs from ci on into it
+ * (RESIZE_CQ), and the provider maps it in place of the old one, whose
+ * mapping it then drops.  ci is the provider's free-running consumer
+ * index; it polls nothing while the call runs.
+ */
+struct qhca_ibv_resize_cq_req {
+	__u32 comp_mask;	/* none defined */
+	__u32 ci;
+};
+
+struct qhca_ibv_resize_cq_resp {
+	__u32 comp_mask;	/* none defined */
+	__u32 cqe_count;	/* ring entries, a power of two */
+	__aligned_u64 ring_mmap_key;	/* mmap() offset of ring and record */
+	__u32 ring_mmap_size;	/* bytes to map at that offset */
+	__u32 dbrec_offset;	/* consumer index record in the mapping */
+};
+
 /* CREATE_QP: the driver allocates the SQ and RQ; the provider maps them. */
 struct qhca_ibv_create_qp_req {
 	__u32 comp_mask;	/* none defined */

@@ -58,6 +58,7 @@ static const struct verbs_context_ops qhca_ctx_ops = {
 	.reg_mr = qhca_reg_mr,
 	.req_notify_cq = qhca_req_notify_cq,
 };
+	.resize_cq = qhca_resize_cq,
 
 /* Check what the kernel told us about the context before relying on it. */
 static int qhca_check_context_resp(struct qhca_context *ctx,

@@ -18,6 +18,8 @@ DECLARE_DRV_CMD(qhca_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		qhca_ibv_create_cq_req, qhca_ibv_create_cq_resp);
 DECLARE_DRV_CMD(qhca_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		qhca_ibv_create_cq_req, qhca_ibv_create_cq_resp);
+DECLARE_DRV_CMD(qhca_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		qhca_ibv_resize_cq_req, qhca_ibv_resize_cq_resp);
 DECLARE_DRV_CMD(qhca_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		qhca_ibv_create_qp_req, qhca_ibv_create_qp_resp);
 DECLARE_DRV_CMD(qhca_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,

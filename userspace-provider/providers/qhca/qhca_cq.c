@@ -194,6 +194,115 @@ int qhca_destroy_cq(struct ibv_cq *ibcq)
 }
 
 /*
+ * The discard marks of the CQEs from ci on, at their slots in a ring of
+ * count entries: NULL without memory.  Marks exist only for CQEs not yet
+ * consumed, and the device moved those to the new ring only if they fit.
+ */
+static uint64_t *qhca_cq_move_discard(struct qhca_cq *cq, uint32_t count)
+{
+	uint64_t *discard = calloc((count + 63) / 64, sizeof(uint64_t));
+	uint32_t idx, slot;
+
+	if (!discard)
+		return NULL;
+	for (idx = cq->ci; idx - cq->ci < cq->count && idx - cq->ci < count;
+	     idx++) {
+		slot = idx & (cq->count - 1);
+		if (!(cq->discard[slot / 64] & 1ULL << (slot % 64)))
+			continue;
+		slot = idx & (count - 1);
+		discard[slot / 64] |= 1ULL << (slot % 64);
+	}
+	return discard;
+}
+
+/*
+ * Grow or shrink.  The lock keeps pollers (and ibv_start_poll() ..
+ * ibv_end_poll()) out: the kernel has the device copy the CQEs from our
+ * consumer index on into a new ring at the same indexes, then we map that
+ * in place of the old one.  EINVAL from the kernel if more CQEs wait than
+ * the new ring holds; the CQ is then as it was.
+ */
+int qhca_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct qhca_cq *cq = to_qhca_cq(ibcq);
+	struct qhca_context *ctx = to_qhca_ctx(ibcq->context);
+	int fd = ctx->ibv_ctx.context.cmd_fd;
+	struct qhca_ibv_resize_cq_resp *r;
+	struct qhca_resize_cq_resp resp = {};
+	struct qhca_resize_cq cmd = {};
+	void *map, *rec_map;
+	uint64_t *discard;
+	uint64_t ring_size;
+	int err;
+
+	pthread_spin_lock(&cq->lock);
+	cmd.drv_payload.ci = cq->ci;
+	err = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto out;
+
+	/*
+	 * The device writes only the new ring now: a failure from here on
+	 * leaves the CQ with no completions to show.
+	 */
+	r = &resp.drv_payload;
+	ring_size = (uint64_t)r->cqe_count * sizeof(struct qhca_cqe);
+	if (!r->cqe_count || r->cqe_count & (r->cqe_count - 1) ||
+	    ring_size > r->ring_mmap_size || r->dbrec_offset % sizeof(__le32) ||
+	    r->dbrec_offset < ring_size ||
+	    (uint64_t)r->dbrec_offset + sizeof(__le32) > r->ring_mmap_size) {
+		verbs_err(&ctx->ibv_ctx,
+			  "CQ %u: bad layout after resize: %u CQEs, record at %u, %u bytes mapped\n",
+			  cq->cqn, r->cqe_count, r->dbrec_offset,
+			  r->ring_mmap_size);
+		err = EPROTO;
+		goto out;
+	}
+	discard = qhca_cq_move_discard(cq, r->cqe_count);
+	if (!discard) {
+		err = ENOMEM;
+		goto out;
+	}
+	map = mmap(NULL, r->ring_mmap_size, PROT_READ, MAP_SHARED, fd,
+		   r->ring_mmap_key);
+	if (map == MAP_FAILED) {
+		err = errno;
+		goto err_free;
+	}
+	rec_map = mmap(NULL, r->ring_mmap_size, PROT_WRITE, MAP_SHARED, fd,
+		       r->ring_mmap_key);
+	if (rec_map == MAP_FAILED) {
+		err = errno;
+		munmap(map, r->ring_mmap_size);
+		goto err_free;
+	}
+
+	qhca_cq_unmap(cq);
+	cq->map = map;
+	cq->rec_map = rec_map;
+	cq->map_size = r->ring_mmap_size;
+	cq->ring = map;
+	cq->dbrec = (__le32 *)((uint8_t *)rec_map + r->dbrec_offset);
+	cq->count = r->cqe_count;
+	cq->discard = discard;
+	cq->cur_cqe = NULL;
+	verbs_debug(&ctx->ibv_ctx, "CQ %u: resized to %u CQEs\n", cq->cqn,
+		    cq->count);
+	goto out;
+
+err_free:
+	free(discard);
+out:
+	pthread_spin_unlock(&cq->lock);
+	if (err)
+		verbs_err(&ctx->ibv_ctx, "RESIZE_CQ %u to %d CQEs failed: %s\n",
+			  cq->cqn, cqe, strerror(err));
+	return err;
+}
+
+/*
  * Arm for one event.  The doorbell carries our consumer index: the device
  * fires at once if a matching CQE already stands at or after it, so a CQE
  * that arrived since the last poll is not missed.  There is no arm sequence

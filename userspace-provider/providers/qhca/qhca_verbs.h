@@ -37,6 +37,7 @@ int qhca_destroy_cq(struct ibv_cq *ibcq);
 int qhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
 /* qhca_cq_ex.c */
+int qhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 struct ibv_cq_ex *qhca_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr);
 

@@ -222,6 +222,7 @@ struct qhca_cq {
 	struct rdma_user_mmap_entry *mmap_entry;
 	bool kernel;			/* a kernel consumer's CQ */
 
+	struct mutex resize_lock;	/* one resize at a time */
 	/* Kernel CQs: the consumer side. */
 	void __iomem *db;		/* the kernel UAR page */
 	spinlock_t lock;		/* @cons and polling */
@@ -445,6 +446,8 @@ int qhca_admin_destroy_cq(struct qhca_dev *dev, u32 cqn);
 int qhca_admin_create_qp(struct qhca_dev *dev,
 			 const struct qhca_cmd_create_qp *cmd, u32 *qpn);
 int qhca_admin_modify_qp(struct qhca_dev *dev,
+int qhca_admin_resize_cq(struct qhca_dev *dev,
+			 const struct qhca_cmd_resize_cq *cmd);
 			 const struct qhca_cmd_modify_qp *cmd);
 int qhca_admin_query_qp(struct qhca_dev *dev, u32 qpn,
 			struct qhca_qp_attr *attr);
@@ -531,6 +534,7 @@ ssize_t qhca_cq_buf_alloc(struct qhca_dev *dev, struct qhca_dma_buf *buf,
 			  u32 depth);
 int qhca_cq_hw_create(struct qhca_dev *dev, const struct qhca_dma_buf *buf,
 		      u32 depth, u32 eqn, u32 uar, u32 *cqn, bool *device_done);
+int qhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 struct qhca_cqe *qhca_cqe_next(struct qhca_cqe *ring, u32 depth, u32 cons);
 void qhca_cq_consumed(__le32 *dbrec, u32 cons);
 void qhca_cq_arm_db(void __iomem *db, u32 off, u32 cqn, u32 cons);

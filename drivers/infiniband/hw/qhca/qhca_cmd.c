@@ -120,6 +120,13 @@ int qhca_admin_create_qp(struct qhca_dev *dev,
 			       NULL, 0, qpn);
 }
 
+int qhca_admin_resize_cq(struct qhca_dev *dev,
+			 const struct qhca_cmd_resize_cq *cmd)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_RESIZE_CQ, cmd, sizeof(*cmd),
+			       NULL, 0, NULL);
+}
+
 int qhca_admin_modify_qp(struct qhca_dev *dev,
 			 const struct qhca_cmd_modify_qp *cmd)
 {

@@ -166,6 +166,19 @@ static int qhca_cq_user_resp(struct qhca_dev *dev, struct qhca_cq *cq,
 	return qhca_udata_put_resp(udata, &resp, sizeof(resp));
 }
 
+/*
+ * The ring for @cqe entries: a power of two, within what the device
+ * allows; 0 if that is too few.
+ */
+static u32 qhca_cq_depth(u32 cqe, u32 max_cqe)
+{
+	u32 depth = roundup_pow_of_two(cqe + 1);
+
+	if (depth > max_cqe)
+		depth = rounddown_pow_of_two(max_cqe);
+	return depth < cqe ? 0 : depth;
+}
+
 int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct uverbs_attr_bundle *attrs)
 {
@@ -199,14 +212,12 @@ int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			return -EINVAL;
 	}
 
-	/* A power of two, within what the device allows. */
-	cq->depth = roundup_pow_of_two(attr->cqe + 1);
-	if (cq->depth > max_cqe)
-		cq->depth = rounddown_pow_of_two(max_cqe);
-	if (cq->depth < attr->cqe)
+	cq->depth = qhca_cq_depth(attr->cqe, max_cqe);
+	if (!cq->depth)
 		return -EINVAL;
 
 	spin_lock_init(&cq->lock);
+	mutex_init(&cq->resize_lock);
 	cq->kernel = !udata;
 	cq->eq = &dev->ceqs[attr->comp_vector];
 	ring_size = qhca_cq_buf_alloc(dev, &cq->buf, cq->depth);
@@ -274,6 +285,165 @@ int qhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	qhca_cq_release(dev, cq,
 			qhca_destroyed(dev, err, "DESTROY_CQ", cq->cqn));
 	return 0;
+}
+
+/*
+ * RESIZE_CQ to @buf of @depth entries, the consumer at @ci.  False in
+ * *@unused if the device may still write @buf: the command went
+ * unanswered and the device was not reset since.
+ */
+static int qhca_cq_hw_resize(struct qhca_dev *dev, struct qhca_cq *cq,
+			     struct qhca_dma_buf *buf, u32 depth, u32 ci,
+			     bool *unused)
+{
+	size_t ring_size = depth * sizeof(struct qhca_cqe);
+	struct qhca_cmd_resize_cq cmd = {};
+	int err;
+
+	/* The device reads the new record when the new ring looks full. */
+	*(__le32 *)(buf->va + ring_size) = cpu_to_le32(ci);
+	cmd.ring_addr = cpu_to_le64(buf->dma);
+	cmd.dbrec_addr = cpu_to_le64(buf->dma + ring_size);
+	cmd.cqn = cpu_to_le32(cq->cqn);
+	cmd.ci = cpu_to_le32(ci);
+	cmd.depth_log2 = ilog2(depth);
+	err = qhca_admin_resize_cq(dev, &cmd);
+	/* Every other error is the device's answer, or no command at all. */
+	*unused = err != -EIO ||
+		  qhca_destroyed(dev, err, "RESIZE_CQ", cq->cqn);
+	return err;
+}
+
+/*
+ * A kernel CQ.  Polling goes on in the old ring while the device copies:
+ * whatever it reads there the device copied to the same index of the
+ * new ring, and it writes no CQE to the old ring once switched, so the
+ * poller carries on at its own index in the new ring.  The device takes
+ * the index read before the command as the consumer's, which only errs
+ * on the safe side (a full ring reads the new record).
+ */
+static int qhca_cq_resize_kernel(struct qhca_dev *dev, struct qhca_cq *cq,
+				 u32 depth)
+{
+	struct qhca_dma_buf buf, old;
+	unsigned long flags;
+	ssize_t ring_size;
+	bool unused;
+	u32 ci;
+	int err;
+
+	ring_size = qhca_cq_buf_alloc(dev, &buf, depth);
+	if (ring_size < 0)
+		return ring_size;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	ci = cq->cons;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	err = qhca_cq_hw_resize(dev, cq, &buf, depth, ci, &unused);
+	if (err) {
+		if (unused)
+			qhca_dma_buf_free(dev, &buf);
+		return err;
+	}
+
+	spin_lock_irqsave(&cq->lock, flags);
+	old = cq->buf;
+	cq->buf = buf;
+	cq->ring = buf.va;
+	cq->dbrec = buf.va + ring_size;
+	cq->depth = depth;
+	qhca_cq_consumed(cq->dbrec, cq->cons);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	/* The device never touches the old ring again. */
+	qhca_dma_buf_free(dev, &old);
+	return 0;
+}
+
+/*
+ * A user CQ: the new ring gets its mmap entry before the device switches,
+ * so that nothing can fail after it but telling user space.  The old
+ * entry goes; its memory is freed once the provider unmapped it.
+ */
+static int qhca_cq_resize_user(struct qhca_dev *dev, struct qhca_cq *cq,
+			       u32 depth, struct ib_udata *udata)
+{
+	struct qhca_ucontext *uctx = rdma_udata_to_drv_context(udata,
+				struct qhca_ucontext, ibucontext);
+	struct qhca_ibv_resize_cq_resp resp = {};
+	struct qhca_ibv_resize_cq_req req = {};
+	struct rdma_user_mmap_entry *entry;
+	struct qhca_dma_buf buf;
+	ssize_t ring_size;
+	bool unused;
+	int err;
+
+	err = qhca_udata_get_req(udata, &req, sizeof(req));
+	if (err)
+		return err;
+	if (req.comp_mask)
+		return -EINVAL;
+
+	ring_size = qhca_cq_buf_alloc(dev, &buf, depth);
+	if (ring_size < 0)
+		return ring_size;
+	entry = qhca_mmap_insert_ring(dev, &uctx->ibucontext, &buf);
+	if (IS_ERR(entry)) {
+		qhca_dma_buf_free(dev, &buf);
+		return PTR_ERR(entry);
+	}
+
+	err = qhca_cq_hw_resize(dev, cq, &buf, depth, req.ci, &unused);
+	if (err) {
+		qhca_mmap_remove_ring(entry, unused);
+		return err;
+	}
+
+	qhca_mmap_remove_ring(cq->mmap_entry, true);
+	cq->mmap_entry = entry;
+	cq->buf = buf;
+	cq->ring = buf.va;
+	cq->dbrec = buf.va + ring_size;
+	cq->depth = depth;
+
+	resp.cqe_count = depth;
+	resp.ring_mmap_key = rdma_user_mmap_get_offset(entry);
+	resp.ring_mmap_size = buf.size;
+	resp.dbrec_offset = ring_size;
+	return qhca_udata_put_resp(udata, &resp, sizeof(resp));
+}
+
+/*
+ * ib_resize_cq and ibv_resize_cq: grow or shrink.  -EINVAL if more
+ * completions wait to be polled than the new ring holds; the CQ then works
+ * on as before.
+ */
+int qhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct qhca_dev *dev = to_qdev(ibcq->device);
+	u32 max_cqe = le32_to_cpu(dev->attr.max_cqe);
+	struct qhca_cq *cq = to_qcq(ibcq);
+	u32 depth;
+	int err;
+
+	if (!(le32_to_cpu(dev->attr.device_cap_flags) &
+	      QHCA_DEV_CAP_RESIZE_CQ))
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe > max_cqe)
+		return -EINVAL;
+	depth = qhca_cq_depth(cqe, max_cqe);
+	if (!depth)
+		return -EINVAL;
+
+	mutex_lock(&cq->resize_lock);
+	if (cq->kernel)
+		err = qhca_cq_resize_kernel(dev, cq, depth);
+	else
+		err = qhca_cq_resize_user(dev, cq, depth, udata);
+	if (!err)
+		ibcq->cqe = max_t(u32, depth - 1, cqe);
+	mutex_unlock(&cq->resize_lock);
+	return err;
 }
 
 /* An event of the CQ numbered @cqn: its completion or its error. */

@@ -374,6 +374,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, qhca_ucontext, ibucontext),
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, qhca_xrcd, ibxrcd),
 };
+	.resize_cq = qhca_resize_cq,
 
 int qhca_ib_register(struct qhca_dev *dev)
 {
