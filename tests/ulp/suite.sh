@@ -13,8 +13,11 @@
 #
 #   nfs     NFS over RDMA: nfsd's rdma port 20049, mount -o rdma (nfs.sh)
 #   nvme    NVMe over RDMA: nvmet-rdma, nvme connect -t rdma (nvme.sh)
+#   ucx     UCX: ucx_info -d, ucx_perftest tag and RMA (ucx.sh)
 #   libfabric  fi_info -p verbs, fi_pingpong msg and rdm -c (libfabric.sh)
 #   qperf   qperf -cm1 rc_bw, rc_lat, RDMA WRITE/READ bw (qperf.sh)
+#   mpi     Open MPI over UCX: an MPI program of ours that checks its
+#           data, one rank in every qhca guest of the segment (mpi.sh)
 #   iser    iSCSI with iSER: LIO iSER portal, iscsiadm -I iser (iser.sh)
 #   smbdirect  SMB Direct: a skip, Debian's kernel has none (smbdirect.sh)
 #
@@ -26,7 +29,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here"/../fabric/lib.sh
 # A partner that failed must not hold the other for the fabric's 15 min.
 arrive_s=${ULP_ARRIVE:-240}
-all_parts=(nfs nvme libfabric qperf iser smbdirect)
+all_parts=(nfs nvme ucx libfabric qperf mpi iser smbdirect)
 read -r -a parts <<< "${ULP_PARTS:-${all_parts[*]}}"
 
 if [ -z "$me" ] || [ "$wire" != eth ]; then

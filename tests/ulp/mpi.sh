@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Part "mpi" of the ulp suite (sourced by suite.sh): Open MPI 5 over UCX on
+# qhca0, one rank in every guest of the segment (two or three), running
+# our own MPI program (mpi_check.py): send/recv, allreduce, one-sided
+# put/get and atomics, every byte checked.
+#
+# How mpirun reaches the other guests: Open MPI 5's launcher (PRRTE, plm
+# "ssh") starts one prted in every other host with "AGENT HOST COMMAND".
+# The guests have ssh but no sshd, so the agent is mpi_rsh.py: the first
+# guest (g1) runs mpirun with plm_ssh_agent pointing at it, and every other
+# guest serves it on the segment's TCP before they meet.  PRRTE's own
+# traffic (prted to mpirun, the PMIx exchange of UCX's addresses) stays on
+# TCP, as it does with ssh; MPI's data does not: the run is held to UCX
+# (--mca pml ucx, osc ucx, btl self alone) with UCX_NET_DEVICES=qhca0:1
+# and UCX_TLS=self,rc_verbs,ud_verbs (no tcp, no shared memory: one rank a
+# guest), so a run that completes moved its data through qhca0, and each
+# guest checks that qhca0's RoCE byte counters (hw_counters tx_bytes and
+# rx_bytes, which count RoCE packets only, not the port's plain Ethernet)
+# grew by at least what mpi_check.py sends and receives there.
+
+mpi_port=20000		# part 0's range (lib.sh's for_each_pair)
+mpi_rsh_port=$((mpi_port + 900))
+# mpi_check.py moves more than 2 MiB each way in every guest (1 MiB
+# messages, Put and Get of 1 MiB): less on qhca0 means it went elsewhere.
+mpi_min_bytes=$((2 << 20))
+mpi_hosts=()
+for g in "${names[@]}"; do
+	[ "$(seg_dev "$g")" != qhca0 ] || mpi_hosts+=("$g")
+done
+
+# mpi_counter NAME: qhca0's hw counter NAME.
+mpi_counter() { cat "/sys/class/infiniband/$rdev/ports/1/hw_counters/$1"; }
+
+# mpi_grew WHAT TX RX: qhca0 carried at least mpi_min_bytes each way since
+# the counts TX and RX.
+mpi_grew() {
+	local tx rx
+	tx=$(($(mpi_counter tx_bytes) - $2)) rx=$(($(mpi_counter rx_bytes) - $3))
+	[ "$tx" -ge "$mpi_min_bytes" ] && [ "$rx" -ge "$mpi_min_bytes" ]
+	result "mpi: $1 went through $rdev: RoCE tx $tx B, rx $rx B (>= $mpi_min_bytes each)"
+}
+
+mpi_run() {
+	local before tx rx i g c line out rc hosts=""
+	before=$(res_now) tx=$(mpi_counter tx_bytes) rx=$(mpi_counter rx_bytes)
+	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
+		barrier $((mpi_port + i)) "${mpi_hosts[i]}" 1 ||
+			not_ok "mpi: ${mpi_hosts[i]} is ready to serve mpirun within ${arrive_s}s"
+	done
+	for g in "${mpi_hosts[@]}"; do hosts+=${hosts:+,}$g:1; done
+	out=$(QHCA_MPI_RSH_PORT=$mpi_rsh_port timeout -s KILL 180 \
+		mpirun --allow-run-as-root --host "$hosts" -np ${#mpi_hosts[@]} \
+		--mca plm_ssh_agent "$here"/mpi_rsh.py --mca plm_ssh_no_tree_spawn 1 \
+		--mca pml ucx --mca osc ucx --mca btl self \
+		-x UCX_NET_DEVICES="$rdev":1 -x UCX_TLS=self,rc_verbs,ud_verbs \
+		python3 "$here"/mpi_check.py 2>&1 | tr -d '\0'
+		exit "${PIPESTATUS[0]}")
+	rc=$?
+	show <<< "$out"
+	[ $rc = 0 ]
+	result "mpi: mpirun of mpi_check.py on $hosts over UCX ($rdev:1) exits 0"
+	for c in ranks send/recv allreduce "one-sided put/get" atomics; do
+		line=$(sed -n "s|^mpi_check: $c: ||p" <<< "$out" | head -n 1)
+		[[ $line == "ok "* ]]
+		result "mpi: $c: ${line:-no result}"
+	done
+	# Every other guest's agent ends its server; one whose prted still
+	# runs ends it there (mpi_rsh.py serve).
+	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
+		QHCA_MPI_RSH_PORT=$mpi_rsh_port timeout 30 "$here"/mpi_rsh.py "${mpi_hosts[i]}" "done"
+	done
+	mpi_grew "mpirun's ranks" "$tx" "$rx"
+	res_back "mpi" "$before"
+	dmesg_clean "mpi"
+}
+
+mpi_serve() {
+	local before tx rx pid i
+	before=$(res_now) tx=$(mpi_counter tx_bytes) rx=$(mpi_counter rx_bytes)
+	"$here"/mpi_rsh.py serve "$mpi_rsh_port" "${mpi_hosts[0]}" "$((arrive_s + 200))" &
+	pid=$!
+	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
+		[ "${mpi_hosts[i]}" = "$me" ] || continue
+		barrier $((mpi_port + i)) "${mpi_hosts[0]}" 0 ||
+			not_ok "mpi: ${mpi_hosts[0]} came to run mpirun within ${arrive_s}s"
+	done
+	wait "$pid"
+	result "mpi: served mpirun's daemon for ${mpi_hosts[0]}; it ended by itself"
+	mpi_grew "the rank here" "$tx" "$rx"
+	res_back "mpi" "$before"
+	dmesg_clean "mpi"
+}
+
+if [ "$rdev" != qhca0 ] || [ ${#mpi_hosts[@]} -lt 2 ]; then
+	:
+elif [ "$me" = "${mpi_hosts[0]}" ]; then
+	mpi_run
+else
+	mpi_serve
+fi
