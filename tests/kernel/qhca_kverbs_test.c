@@ -12,7 +12,8 @@
  * kernel address handles.  A last step, on a QP pair of its own, uses a
  * fast-registration MR as NFS/RDMA, iSER and SRP do: alloc_mr, map_mr_sg
  * of three separate pages, REG_MR, RDMA through the new rkey, LOCAL_INV,
- * a new key, SEND_WITH_INV, and the invalidated key refused.
+ * a new key, SEND_WITH_INV, and the invalidated key refused.  A CQ is
+ * resized (ib_resize_cq) with completions on it.
  *
  * It reports one "ok N - what" / "not ok N - what" line per step in the
  * kernel log and its verdict in /sys/module/qhca_kverbs_test/parameters/
@@ -738,6 +739,75 @@ static struct ib_qp *kvt_srq_qp(struct kvt *t, struct kvt_side *s,
 }
 
 /*
+ * @n SENDs from QP 1 to QP 0, receive tags 1 .. @n, send tags 9 ..: the
+ * sends are checked, so (a receive completing before its ACK leaves) the
+ * @n receive completions are then on QP 0's direct-polled CQ, unpolled.
+ */
+static int kvt_resize_sends(struct kvt *t, u32 n)
+{
+	u32 i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = kvt_post_recv(t, &t->s[0], 1 + i);
+	for (i = 0; i < n && !err; i++)
+		err = kvt_send(t, 1, IB_WR_SEND, 9 + i, 0);
+	for (i = 0; i < n && !err; i++)
+		err = kvt_expect(t->s[1].scq, 9 + i, IB_WC_SUCCESS, IB_WC_SEND,
+				 -1, -1);
+	return err;
+}
+
+static int kvt_resize_recvs(struct kvt *t, u32 n)
+{
+	u32 i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = kvt_expect(t->s[0].rcq, 1 + i, IB_WC_SUCCESS, IB_WC_RECV,
+				 KVT_LEN, -1);
+	return err ?: kvt_expect_idle(t->s[0].rcq);
+}
+
+/*
+ * ib_resize_cq of the direct-polled CQ with completions on it: grown to
+ * 255 with 6 unpolled, then with 6 unpolled refused at 3 (EINVAL, a
+ * ring of 4) and shrunk to 7; every completion comes once, in order.
+ */
+static int kvt_step_resize_cq(struct kvt *t)
+{
+	struct ib_cq *cq = t->s[0].rcq->cq;
+	int cqe = cq->cqe;
+	int err;
+
+	err = kvt_resize_sends(t, 6);
+	if (err)
+		return err;
+	err = ib_resize_cq(cq, 255);
+	if (err)
+		return err;
+	if (cq->cqe < 255) {
+		pr_err("resized to %d CQEs, asked for 255\n", cq->cqe);
+		return -EIO;
+	}
+	err = kvt_resize_recvs(t, 6) ?: kvt_resize_sends(t, 6);
+	if (err)
+		return err;
+	err = ib_resize_cq(cq, 3);
+	if (err != -EINVAL) {
+		pr_err("resize below the 6 unpolled: %d, expected %d\n", err,
+		       -EINVAL);
+		return err ?: -EIO;
+	}
+	err = ib_resize_cq(cq, 7) ?: kvt_resize_recvs(t, 6);
+	if (!err && (cq->cqe < 7 || cq->cqe > 15)) {
+		pr_err("resized to %d CQEs, asked for 7\n", cq->cqe);
+		err = -EIO;
+	}
+	return err ?: ib_resize_cq(cq, cqe);
+}
+
+/*
  * A kernel SRQ of 4 WQEs: a QP on it receives 6 SENDs from a QP of its
  * own, one posted SRQ receive each, so the ring wraps and completions must
  * free its slots.  Data checked byte for byte; a QP on an SRQ has no RQ;
@@ -1395,6 +1465,8 @@ static void kvt_run(struct kvt *t)
 					   0xfffffffeULL, 3, 0,
 					   0x100000001ULL),
 			"ATOMIC_FETCH_AND_ADD");
+	kvt_result_line(t, kvt_step_resize_cq(t),
+			"ib_resize_cq: grow and shrink with 6 unpolled, EINVAL below");
 	kvt_result_line(t, kvt_step_srq(t),
 			"SRQ: 6 SENDs through a 4-WQE kernel SRQ, EBUSY");
 	kvt_result_line(t, kvt_step_ud(t),
