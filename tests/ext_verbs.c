@@ -8,6 +8,8 @@
  */
 #include "rc_pair.h"
 
+#include <rdma/ib_user_verbs.h>
+
 #define IMM		0x8badf00dU
 #define XWC_MAX		64
 
@@ -367,10 +369,17 @@ TEST_F(ext, cq_ex_refused)
 
 TEST_F(ext, qp_ex_refused)
 {
-	/* LOCAL_INV, BIND_MW and SEND_WITH_INV are 1.2's (tests/mw.c). */
-	static const uint64_t bad_rc[] = {
-		IBV_QP_EX_WITH_TSO, IBV_QP_EX_WITH_ATOMIC_WRITE,
-		IBV_QP_EX_WITH_FLUSH,
+	/*
+	 * LOCAL_INV, BIND_MW and SEND_WITH_INV are 1.2's (tests/mw.c);
+	 * FLUSH and ATOMIC_WRITE 1.6's, RC only (tests/flush_atomic_write.c),
+	 * where the device offers them (below).
+	 */
+	static const uint64_t bad_rc[] = { IBV_QP_EX_WITH_TSO };
+	static const uint64_t placement[] = {
+		IBV_QP_EX_WITH_FLUSH, IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+	static const uint64_t placement_cap[] = {
+		IB_UVERBS_DEVICE_FLUSH_GLOBAL, IB_UVERBS_DEVICE_ATOMIC_WRITE,
 	};
 	struct ibv_cq *cq = self->p.s[0].scq;
 	struct ibv_qp_init_attr_ex cf = {};
@@ -385,6 +394,30 @@ TEST_F(ext, qp_ex_refused)
 			    IBV_QP_EX_WITH_SEND | bad_rc[i]);
 		EXPECT_EQ(NULL, qp) TH_LOG("RC send op %#llx accepted",
 					   (unsigned long long)bad_rc[i]);
+		EXPECT_EQ(EOPNOTSUPP, errno);
+	}
+
+	for (i = 0; i < 2; i++) {
+		bool offered = self->dattr.device_cap_flags_ex &
+			       placement_cap[i];
+
+		errno = 0;
+		qp = ext_qp(&self->p, cq, cq, IBV_QPT_RC,
+			    IBV_QP_INIT_ATTR_PD |
+			    IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, placement[i]);
+		EXPECT_EQ(offered, qp != NULL)
+			TH_LOG("RC send op %#llx: QP %p, capability %d",
+			       (unsigned long long)placement[i], qp, offered);
+		if (qp) {
+			EXPECT_EQ(0, ibv_destroy_qp(qp));
+		} else {
+			EXPECT_EQ(EOPNOTSUPP, errno);
+		}
+		errno = 0;
+		EXPECT_EQ(NULL, ext_qp(&self->p, cq, cq, IBV_QPT_UC,
+				       IBV_QP_INIT_ATTR_PD |
+				       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+				       placement[i]));
 		EXPECT_EQ(EOPNOTSUPP, errno);
 	}
 

@@ -36,18 +36,15 @@
 #   has no parent domain.  test_flow, test_rss_traffic: Ethernet link layer.
 #   test_rdmacm: qhca0 has no net interface (no IPoIB in the guest).
 #   test_tag_matching: no tag matching.  test_shared_pd: libqhca cannot
-#   import a device or PD (its one case skips at the FLUSH access of
-#   test_qpex's RC QPs, see below, and past that at the import).
+#   import a device or PD.
 #
 # No case of the modules run is excluded: the two device bugs this suite
 # found on its first run (XRC READ/atomic requests without their XRCETH,
 # and window binds refused when the MR lacked the window's remote access,
 # which the IBA does not ask for) are fixed.
-# test_qpex's RC cases skip by themselves: the test gives every RC QP the
-# FLUSH_GLOBAL and FLUSH_PERSISTENT access bits, which qhca refuses with
-# EOPNOTSUPP (it has no FLUSH), and test_qpex takes that for "Extended QP
-# is not supported".  (Without those two bits, all ten of its RC cases
-# that need no FLUSH or ATOMIC_WRITE passed on qhca0.)
+# test_qpex gives every RC QP the FLUSH_GLOBAL and FLUSH_PERSISTENT access
+# bits: qhca accepts them since it has FLUSH (1.6), and all its RC cases
+# run, FLUSH and ATOMIC_WRITE included.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

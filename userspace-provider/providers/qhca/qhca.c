@@ -90,6 +90,7 @@ static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 	struct ibv_port_attr port_attr = {};
 	struct qhca_context *ctx;
 	int err;
+	struct ibv_device_attr_ex dev_attr;
 
 	/*
 	 * The kernel driver registers with RDMA_DRIVER_UNKNOWN, so that is
@@ -136,6 +137,13 @@ static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 
 	verbs_set_ops(&ctx->ibv_ctx, &qhca_ctx_ops);
 	verbs_debug(&ctx->ibv_ctx, "context on doorbell page %u, hw 0x%08x\n",
+	/* qhca_query_device_ex() says why it failed. */
+	err = qhca_query_device_ex(&ctx->ibv_ctx.context, NULL, &dev_attr,
+				   sizeof(dev_attr));
+	if (err)
+		goto err_unmap;
+	ctx->device_cap_flags = dev_attr.device_cap_flags_ex;
+
 		    ctx->uar_index, ctx->hw_version);
 	return &ctx->ibv_ctx;
 

@@ -41,6 +41,12 @@ struct qhca_context {
 	 */
 	uint8_t link_layer;		/* IBV_LINK_LAYER_* */
 	int gid_tbl_len;
+	/*
+	 * The device's capabilities as QUERY_DEVICE gave them when the
+	 * context was made (IB_UVERBS_DEVICE_*): the IBA 1.5 opcodes are
+	 * offered only with theirs.
+	 */
+	uint64_t device_cap_flags;
 };
 
 struct qhca_pd {

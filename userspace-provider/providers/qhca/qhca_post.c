@@ -73,7 +73,8 @@ static int qhca_set_local_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
 static int qhca_set_send_wqe(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
 			     const struct ibv_send_wr *wr)
 {
-	const struct qhca_wr_info *info = qhca_ibv_wr_info(wr->opcode);
+	const struct qhca_wr_info *info =
+		qhca_ibv_wr_info(to_qhca_ctx(qp->ibv_qp.context), wr->opcode);
 	struct qhca_wr_operands op = {};
 	int err, i;
 

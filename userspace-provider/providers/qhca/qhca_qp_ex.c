@@ -171,6 +171,61 @@ static void qhca_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 					       .compare_add = add });
 }
 
+/*
+ * FLUSH (1.6): the placement type and level are the FETH's, which the
+ * device checks too; a range longer than the 32 bits of a RETH cannot be
+ * posted.  At level MR the range means nothing: none is sent.  No data
+ * follows (the device fails a FLUSH that has SGEs).
+ */
+static void qhca_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			  uint64_t remote_addr, size_t len, uint8_t type,
+			  uint8_t level)
+{
+	struct qhca_wr_operands op = {
+		.remote_addr = remote_addr,
+		.rkey = rkey,
+	};
+
+	if (!type || type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT) ||
+	    (level != IBV_FLUSH_RANGE && level != IBV_FLUSH_MR) ||
+	    (level == IBV_FLUSH_RANGE && len > UINT32_MAX)) {
+		qhca_wr_fail(qhca_qp_of_ex(ibqp), EINVAL);
+		return;
+	}
+	op.flush = type | level << QHCA_FLUSH_LEVEL_SHIFT;
+	op.flush_len = level == IBV_FLUSH_RANGE ? len : 0;
+	qhca_wr_op(ibqp, QHCA_WR_FLUSH, &op);
+}
+
+/*
+ * ATOMIC_WRITE (1.6): its 8 bytes go into the WQE as inline data, which
+ * the device bounds by the stride alone, and every stride has room for
+ * one SGE (16 bytes) after the header: the QP's max_inline_data does not
+ * matter.  A later SGE setter replaces them, as for any WQE.
+ */
+static void qhca_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				 uint64_t remote_addr, const void *atomic_wr)
+{
+	struct qhca_qp *qp = qhca_qp_of_ex(ibqp);
+	struct qhca_sq_wqe *wqe;
+
+	if (!atomic_wr) {
+		qhca_wr_fail(qp, EINVAL);
+		return;
+	}
+	qhca_wr_op(ibqp, QHCA_WR_ATOMIC_WRITE,
+		   &(struct qhca_wr_operands){ .remote_addr = remote_addr,
+					       .rkey = rkey });
+	wqe = qp->wr.cur;
+	if (!wqe)
+		return;
+	static_assert(sizeof(struct qhca_sge) >= sizeof(uint64_t),
+		      "ATOMIC_WRITE's 8 bytes do not fit where an SGE does");
+	memcpy(wqe + 1, atomic_wr, sizeof(uint64_t));
+	wqe->flags |= QHCA_WQE_F_INLINE;
+	wqe->inline_len = htole32(sizeof(uint64_t));
+}
+
 /* The WQE the ibv_wr_set_*() call completes; NULL after an error. */
 static struct qhca_sq_wqe *qhca_wr_cur(struct qhca_qp *qp)
 {
@@ -305,24 +360,26 @@ static void qhca_wr_abort(struct ibv_qp_ex *ibqp)
 }
 
 /*
- * What the opcode table lets the QP type post, as IBV_QP_EX_WITH_* bits:
- * the bit of an opcode is 1 << opcode (qhca_wqe.h asserts it).
+ * What the opcode table lets the QP type post, of what the device offers
+ * (qhca_wqe.h), as IBV_QP_EX_WITH_* bits.
  */
-static uint64_t qhca_send_ops(enum ibv_qp_type type)
+static uint64_t qhca_send_ops(const struct qhca_context *ctx,
+			      enum ibv_qp_type type)
 {
 	uint64_t ops = 0;
 	unsigned int op;
 
-	for (op = 0; op < QHCA_IBV_WR_OPCODE_NUM; op++)
-		if (qhca_wr_allowed(op, type))
-			ops |= 1ULL << op;
+	for (op = 0; op < QHCA_WR_OPCODE_NUM; op++)
+		if (qhca_ibv_wr_offered(ctx, op) && qhca_wr_allowed(op, type))
+			ops |= qhca_qp_ex_bit(op);
 	return ops;
 }
 
 /* Every operation the QP's type allows, whatever subset was asked for. */
-static void qhca_qp_ex_set_ops(struct ibv_qp_ex *qpx, enum ibv_qp_type type)
+static void qhca_qp_ex_set_ops(const struct qhca_context *ctx,
+			       struct ibv_qp_ex *qpx, enum ibv_qp_type type)
 {
-	uint64_t ops = qhca_send_ops(type);
+	uint64_t ops = qhca_send_ops(ctx, type);
 
 	qpx->wr_start = qhca_wr_start;
 	qpx->wr_complete = qhca_wr_complete;
@@ -347,6 +404,10 @@ static void qhca_qp_ex_set_ops(struct ibv_qp_ex *qpx, enum ibv_qp_type type)
 		qpx->wr_local_inv = qhca_wr_local_inv;
 	if (ops & IBV_QP_EX_WITH_BIND_MW)
 		qpx->wr_bind_mw = qhca_wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_FLUSH)
+		qpx->wr_flush = qhca_wr_flush;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qpx->wr_atomic_write = qhca_wr_atomic_write;
 	if (type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = qhca_wr_set_ud_addr;
 	if (type == IBV_QPT_XRC_SEND)
@@ -392,7 +453,8 @@ struct ibv_qp *qhca_create_qp_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (send_ops && attr->send_ops_flags & ~qhca_send_ops(attr->qp_type)) {
+	if (send_ops &&
+	    attr->send_ops_flags & ~qhca_send_ops(ctx, attr->qp_type)) {
 		verbs_debug(&ctx->ibv_ctx,
 			    "send_ops_flags 0x%llx not supported on QP type %d\n",
 			    (unsigned long long)attr->send_ops_flags,
@@ -408,7 +470,7 @@ struct ibv_qp *qhca_create_qp_ex(struct ibv_context *ibctx,
 
 	if (send_ops) {
 		qp = to_qhca_qp(ibqp);
-		qhca_qp_ex_set_ops(&qp->verbs_qp.qp_ex, ibqp->qp_type);
+		qhca_qp_ex_set_ops(ctx, &qp->verbs_qp.qp_ex, ibqp->qp_type);
 		qp->verbs_qp.comp_mask |= VERBS_QP_EX;
 	}
 	return ibqp;

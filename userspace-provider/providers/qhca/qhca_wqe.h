@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 #include "qhca.h"
 #include "qhca_hw.h"
@@ -41,6 +42,14 @@ QHCA_ASSERT_WR(LOCAL_INV);
 QHCA_ASSERT_WR(BIND_MW);
 QHCA_ASSERT_WR(SEND_WITH_INV);
 #undef QHCA_ASSERT_WR
+/* The IBA 1.5 opcodes (1.6) have their values; their bits are apart. */
+static_assert((int)IBV_WR_FLUSH == (int)QHCA_WR_FLUSH &&
+	      (int)IBV_WR_ATOMIC_WRITE == (int)QHCA_WR_ATOMIC_WRITE,
+	      "IBV_WR_FLUSH or IBV_WR_ATOMIC_WRITE is not the device's");
+static_assert((int)IBV_FLUSH_GLOBAL == QHCA_FLUSH_GLOBAL &&
+	      (int)IBV_FLUSH_PERSISTENT == QHCA_FLUSH_PERSISTENT &&
+	      (int)IBV_FLUSH_MR << QHCA_FLUSH_LEVEL_SHIFT == QHCA_FLUSH_MR,
+	      "ibv_placement_type or ibv_selectivity_level is not the FETH's");
 static_assert((int)IBV_QPT_RC == (int)QHCA_QPT_RC &&
 	      (int)IBV_QPT_UC == (int)QHCA_QPT_UC &&
 	      (int)IBV_QPT_UD == (int)QHCA_QPT_UD &&
@@ -50,16 +59,46 @@ static_assert((int)IBV_QPT_RC == (int)QHCA_QPT_RC &&
 
 /*
  * The opcodes user space posts: those of enum ibv_wr_opcode up to
- * SEND_WITH_INV.  REG_MR (fast registration) is the kernel's.
+ * SEND_WITH_INV, and FLUSH and ATOMIC_WRITE where the device has them.
+ * REG_MR (fast registration) is the kernel's.
  */
 #define QHCA_IBV_WR_OPCODE_NUM		(IBV_WR_SEND_WITH_INV + 1)
 
-/* The row of an opcode posted from user space, or NULL. */
-static inline const struct qhca_wr_info *qhca_ibv_wr_info(unsigned int opcode)
+/*
+ * Whether the device executes @opcode, one of the table, for user space:
+ * the IBA 1.5 ones only with their capability (qhca_context).
+ */
+static inline bool qhca_ibv_wr_offered(const struct qhca_context *ctx,
+				       unsigned int opcode)
 {
-	if (opcode >= QHCA_IBV_WR_OPCODE_NUM)
+	if (opcode == IBV_WR_FLUSH)
+		return ctx->device_cap_flags & IB_UVERBS_DEVICE_FLUSH_GLOBAL;
+	if (opcode == IBV_WR_ATOMIC_WRITE)
+		return ctx->device_cap_flags & IB_UVERBS_DEVICE_ATOMIC_WRITE;
+	return opcode < QHCA_IBV_WR_OPCODE_NUM;
+}
+
+/*
+ * The row of an opcode posted with ibv_post_send(), or NULL.  FLUSH has
+ * no ibv_send_wr form (no field holds its placement type): only
+ * ibv_wr_flush() posts it.
+ */
+static inline const struct qhca_wr_info *
+qhca_ibv_wr_info(const struct qhca_context *ctx, unsigned int opcode)
+{
+	if (opcode == IBV_WR_FLUSH || !qhca_ibv_wr_offered(ctx, opcode))
 		return NULL;
 	return qhca_wr_info(opcode);
+}
+
+/* The IBV_QP_EX_WITH_* bit of an opcode user space may post. */
+static inline uint64_t qhca_qp_ex_bit(unsigned int opcode)
+{
+	if (opcode == IBV_WR_FLUSH)
+		return IBV_QP_EX_WITH_FLUSH;
+	if (opcode == IBV_WR_ATOMIC_WRITE)
+		return IBV_QP_EX_WITH_ATOMIC_WRITE;
+	return 1ULL << opcode;
 }
 
 /* The ibv_send_flags a send WQE can carry. */
@@ -79,6 +118,8 @@ struct qhca_wr_operands {
 	__be32 imm_data;
 	uint64_t compare_add;		/* the value to add for FETCH_AND_ADD */
 	uint64_t swap;
+	uint32_t flush_len;		/* FLUSH: bytes of the range */
+	uint8_t flush;			/* FLUSH: QHCA_FLUSH_TYPE | _LEVEL */
 };
 
 /*
@@ -122,6 +163,10 @@ static inline void qhca_wqe_build(struct qhca_qp *qp, struct qhca_sq_wqe *wqe,
 	if (flags & QHCA_WR_F_ATOMIC) {
 		wqe->compare_add = htole64(op->compare_add);
 		wqe->swap = htole64(op->swap);
+	}
+	if (opcode == QHCA_WR_FLUSH) {
+		wqe->flush_len = htole32(op->flush_len);
+		wqe->flush = op->flush;
 	}
 }
 

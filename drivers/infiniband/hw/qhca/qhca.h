@@ -516,6 +516,8 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *qhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
+u8 qhca_access_to_hw(int access);
+int qhca_access_from_hw(u8 hw);
 int qhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 

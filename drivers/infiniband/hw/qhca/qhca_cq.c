@@ -682,3 +682,5 @@ int qhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;
 }
+QHCA_SAME_WC(FLUSH);
+QHCA_SAME_WC(ATOMIC_WRITE);

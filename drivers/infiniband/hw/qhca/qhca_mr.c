@@ -32,13 +32,53 @@ struct qhca_pbl {
 	u8 flags;			/* QHCA_MR_F_PBL_INDIRECT or 0 */
 };
 
+/**
+ * qhca_access_to_hw - the device's access bits of checked ib_access_flags
+ * @access: IB_ACCESS_* flags, every one of them known to the device
+ *
+ * The low five bits are the same; the FLUSH ones (1.6) are not.
+ */
+u8 qhca_access_to_hw(int access)
+{
+	u8 hw = access & QHCA_ACCESS_MR_ALL;
+
+	if (access & IB_ACCESS_FLUSH_GLOBAL)
+		hw |= QHCA_ACCESS_FLUSH_GLOBAL;
+	if (access & IB_ACCESS_FLUSH_PERSISTENT)
+		hw |= QHCA_ACCESS_FLUSH_PERSISTENT;
+	return hw;
+}
+
+/**
+ * qhca_access_from_hw - ib_access_flags of the device's access bits
+ * @hw: QHCA_ACCESS_* bits
+ */
+int qhca_access_from_hw(u8 hw)
+{
+	int access = hw & QHCA_ACCESS_MR_ALL;
+
+	if (hw & QHCA_ACCESS_FLUSH_GLOBAL)
+		access |= IB_ACCESS_FLUSH_GLOBAL;
+	if (hw & QHCA_ACCESS_FLUSH_PERSISTENT)
+		access |= IB_ACCESS_FLUSH_PERSISTENT;
+	return access;
+}
+
 static int qhca_mr_check_access(struct qhca_dev *dev, int access)
 {
+	u32 caps = le32_to_cpu(dev->attr.device_cap_flags);
 	int known = QHCA_ACCESS_ALL | IB_ACCESS_OPTIONAL;
 
 	/* Windows may be bound to an MR only where the device has them. */
-	if (le32_to_cpu(dev->attr.device_cap_flags) & QHCA_DEV_CAP_MW)
+	if (caps & QHCA_DEV_CAP_MW)
 		known |= IB_ACCESS_MW_BIND;
+	/*
+	 * FLUSHes of placement type GLOBAL may reach it; guest RAM has no
+	 * persistence domain, so FLUSH_PERSISTENT is never known (the core
+	 * refuses it first: no IB_DEVICE_FLUSH_PERSISTENT).
+	 */
+	if (caps & QHCA_DEV_CAP_FLUSH)
+		known |= IB_ACCESS_FLUSH_GLOBAL;
 	/* The optional flags are hints a device may ignore; qhca does. */
 	if (access & ~known)
 		return -EOPNOTSUPP;
@@ -175,7 +215,7 @@ int qhca_mr_reg_phys(struct qhca_dev *dev, u32 pdn, int access, u32 *index,
 
 	cmd.length = dev->attr.max_mr_size;
 	cmd.pdn = cpu_to_le32(pdn);
-	cmd.access = access & QHCA_ACCESS_MR_ALL;
+	cmd.access = qhca_access_to_hw(access);
 	cmd.page_shift = QHCA_MR_MIN_PAGE_SHIFT;
 	cmd.flags = QHCA_MR_F_PHYS;
 	return qhca_mr_reg_cmd(dev, &cmd, index, key);
@@ -260,7 +300,7 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	cmd.pbl_addr = cpu_to_le64(pbl.top.dma);
 	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
 	cmd.npages = cpu_to_le32(npages);
-	cmd.access = access & QHCA_ACCESS_MR_ALL;
+	cmd.access = qhca_access_to_hw(access);
 	cmd.page_shift = __ffs(pgsz);
 	cmd.flags = pbl.flags;
 	err = qhca_mr_register(dev, mr, &cmd);

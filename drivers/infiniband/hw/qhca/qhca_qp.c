@@ -32,10 +32,12 @@ static_assert((int)QHCA_QPT_GSI == (int)IB_QPT_GSI);
 	 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | \
 	 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN | IB_QP_QKEY)
 
-/* The access rights a QP grants remote requests. */
+/* The access rights a QP grants remote requests: FLUSHes too (1.6). */
 #define QHCA_QP_ACCESS_REMOTE	(QHCA_ACCESS_REMOTE_WRITE | \
 				 QHCA_ACCESS_REMOTE_READ | \
-				 QHCA_ACCESS_REMOTE_ATOMIC)
+				 QHCA_ACCESS_REMOTE_ATOMIC | \
+				 QHCA_ACCESS_FLUSH_GLOBAL | \
+				 QHCA_ACCESS_FLUSH_PERSISTENT)
 
 /* A ring of at least 2 and at least @wr entries, within @max_wr. */
 static int qhca_wq_depth_log2(u32 wr, u32 max_wr)
@@ -405,10 +407,17 @@ static int qhca_qp_attr_to_cmd(struct qhca_dev *dev, struct qhca_qp *qp,
 		hw_mask |= QHCA_QP_ATTR_STATE;
 	}
 	if (mask & IB_QP_ACCESS_FLAGS) {
-		if (attr->qp_access_flags & ~QHCA_ACCESS_ALL)
+		int known = QHCA_ACCESS_ALL;
+
+		/* Both types: a QP may allow what no MR grants here. */
+		if (le32_to_cpu(dev->attr.device_cap_flags) & QHCA_DEV_CAP_FLUSH)
+			known |= IB_ACCESS_FLUSH_GLOBAL |
+				 IB_ACCESS_FLUSH_PERSISTENT;
+		if (attr->qp_access_flags & ~known)
 			return -EOPNOTSUPP;
 		/* Local write is a property of MRs, not of the QP. */
-		cmd->access = attr->qp_access_flags & QHCA_QP_ACCESS_REMOTE;
+		cmd->access = qhca_access_to_hw(attr->qp_access_flags) &
+			      QHCA_QP_ACCESS_REMOTE;
 		hw_mask |= QHCA_QP_ATTR_ACCESS;
 	}
 	/* One port, one P_Key: nothing to tell the device. */
@@ -610,7 +619,8 @@ int qhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->rq_psn = le32_to_cpu(a.rq_psn);
 	attr->sq_psn = le32_to_cpu(a.sq_psn);
 	attr->dest_qp_num = le32_to_cpu(a.dest_qpn);
-	attr->qp_access_flags = a.access & QHCA_QP_ACCESS_REMOTE;
+	attr->qp_access_flags = qhca_access_from_hw(a.access &
+						    QHCA_QP_ACCESS_REMOTE);
 	attr->cap.max_send_wr = qp->sq.depth;
 	attr->cap.max_recv_wr = qp->rq.depth;
 	attr->cap.max_send_sge = qp->sq.max_sge;

@@ -81,6 +81,14 @@ static int qhca_query_device(struct ib_device *ibdev,
 		props->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	if (caps & QHCA_DEV_CAP_PORT_ACTIVE_EVENT)
 		props->device_cap_flags |= IB_DEVICE_PORT_ACTIVE_EVENT;
+	/*
+	 * 1.6: FLUSH of placement type GLOBAL; no MR can be persistent in
+	 * guest RAM, so IB_DEVICE_FLUSH_PERSISTENT stays clear.
+	 */
+	if (caps & QHCA_DEV_CAP_FLUSH)
+		props->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
+	if (caps & QHCA_DEV_CAP_ATOMIC_WRITE)
+		props->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
 	if (caps & QHCA_DEV_CAP_MW) {
 		props->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
 					   IB_DEVICE_MEM_WINDOW_TYPE_2B;

@@ -29,6 +29,8 @@ QHCA_SAME_WR(LOCAL_INV);
 QHCA_SAME_WR(BIND_MW);
 QHCA_SAME_WR(SEND_WITH_INV);
 QHCA_SAME_WR(REG_MR);
+QHCA_SAME_WR(FLUSH);
+QHCA_SAME_WR(ATOMIC_WRITE);
 
 /* The WQE at free-running index @idx.  Also the NIC's (qhca_netdev.c). */
 void *qhca_wq_wqe(struct qhca_wq *wq, u32 idx)
@@ -179,8 +181,10 @@ static int qhca_wqe_reg_mr(const struct ib_send_wr *wr,
 /*
  * Refused here, as at every post: an opcode the interface does not have,
  * BIND_MW (the kernel's verbs have no work request that describes a
- * bind), inline data where no data goes out, and on a UD or GSI QP
- * anything but a send, which its WQE, with an address vector in place of
+ * bind), FLUSH (nor one with its placement type and level, and no kernel
+ * consumer posts it; ATOMIC_WRITE is an rdma_wr() with 8 bytes of data),
+ * inline data where no data goes out, and on a UD or GSI QP anything but
+ * a send, which its WQE, with an address vector in place of
  * the remote address, cannot carry.  A connected QP's WQE can carry any
  * opcode: one its type may not post goes to the device, which completes
  * it with LOC_QP_OP_ERR, as it does for user space.  There is no RAW_ETH
@@ -193,7 +197,7 @@ static const struct qhca_wr_info *qhca_wr_check(const struct qhca_qp *qp,
 {
 	const struct qhca_wr_info *info = qhca_wr_info(wr->opcode);
 
-	if (!info || wr->opcode == IB_WR_BIND_MW ||
+	if (!info || wr->opcode == IB_WR_BIND_MW || wr->opcode == IB_WR_FLUSH ||
 	    (wr->send_flags & ~QHCA_SEND_FLAGS) || wr->num_sge < 0)
 		return NULL;
 	if ((wr->send_flags & IB_SEND_INLINE) &&

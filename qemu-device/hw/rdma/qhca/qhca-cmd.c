@@ -211,6 +211,8 @@ static uint8_t qhca_exec_query_device(QhcaState *s, const QhcaCmd *cmd,
                                          QHCA_DEV_CAP_MEM_MGT_EXT |
                                          (p->max_mws ? QHCA_DEV_CAP_MW : 0) |
                                          QHCA_DEV_CAP_XRC |
+                                         QHCA_DEV_CAP_FLUSH |
+                                         QHCA_DEV_CAP_ATOMIC_WRITE |
                                          QHCA_DEV_CAP_RESIZE_CQ |
                                          (p->fault_injection ?
                                           QHCA_DEV_CAP_FAULT_INJECT : 0));
