@@ -58,21 +58,13 @@ void qhca_cq_reset(QhcaState *s)
     qhca_table_reset(&s->cqs);
 }
 
-uint8_t qhca_cq_create(QhcaState *s, const QhcaCmd *cmd,
-                       const struct qhca_cmd_create_cq *p, uint32_t *cqn)
+/* CREATE_CQ's and RESIZE_CQ's ring and record: depth and alignment. */
+static uint8_t qhca_cq_check_ring(QhcaState *s, const QhcaCmd *cmd,
+                                  uint64_t ring, uint64_t dbrec,
+                                  uint8_t depth_log2)
 {
-    uint64_t ring = le64_to_cpu(p->ring_addr);
-    uint64_t dbrec = le64_to_cpu(p->dbrec_addr);
-    uint32_t eqn = le32_to_cpu(p->eqn);
-    uint32_t uar = le32_to_cpu(p->uar);
-    QhcaCq *cq;
-
-    if (!buffer_is_zero(p->rsvd0, sizeof(p->rsvd0)) || p->rsvd1) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                                "reserved field set");
-    }
-    if (p->depth_log2 < 1 || p->depth_log2 > 31 ||
-        (1u << p->depth_log2) > s->params.max_cqe) {
+    if (depth_log2 < 1 || depth_log2 > 31 ||
+        (1u << depth_log2) > s->params.max_cqe) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "depth out of range");
     }
@@ -84,20 +76,53 @@ uint8_t qhca_cq_create(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "consumer record not 4-byte aligned");
     }
-    if (!qhca_table_live(&s->eqs, eqn)) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such EQ");
-    }
-    if (!qhca_table_live(&s->uars, uar)) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
-    }
+    return QHCA_AQ_SUCCESS;
+}
+
+/* The same, checked by qhca_cq_check_ring(): both in guest RAM. */
+static uint8_t qhca_cq_check_ram(QhcaState *s, const QhcaCmd *cmd,
+                                 uint64_t ring, uint64_t dbrec,
+                                 uint8_t depth_log2)
+{
     if (!qhca_dma_in_ram(s, ring, (uint64_t)sizeof(struct qhca_cqe) <<
-                         p->depth_log2, true)) {
+                         depth_log2, true)) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
                                 "ring not in guest RAM");
     }
     if (!qhca_dma_in_ram(s, dbrec, sizeof(uint32_t), false)) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
                                 "consumer record not in guest RAM");
+    }
+    return QHCA_AQ_SUCCESS;
+}
+
+uint8_t qhca_cq_create(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_create_cq *p, uint32_t *cqn)
+{
+    uint64_t ring = le64_to_cpu(p->ring_addr);
+    uint64_t dbrec = le64_to_cpu(p->dbrec_addr);
+    uint32_t eqn = le32_to_cpu(p->eqn);
+    uint32_t uar = le32_to_cpu(p->uar);
+    uint8_t status;
+    QhcaCq *cq;
+
+    if (!buffer_is_zero(p->rsvd0, sizeof(p->rsvd0)) || p->rsvd1) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+                                "reserved field set");
+    }
+    status = qhca_cq_check_ring(s, cmd, ring, dbrec, p->depth_log2);
+    if (status != QHCA_AQ_SUCCESS) {
+        return status;
+    }
+    if (!qhca_table_live(&s->eqs, eqn)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such EQ");
+    }
+    if (!qhca_table_live(&s->uars, uar)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such UAR");
+    }
+    status = qhca_cq_check_ram(s, cmd, ring, dbrec, p->depth_log2);
+    if (status != QHCA_AQ_SUCCESS) {
+        return status;
     }
     if (!qhca_table_alloc(&s->cqs, cqn)) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES, "table full");
@@ -188,6 +213,7 @@ uint8_t qhca_cq_resize(QhcaState *s, const QhcaCmd *cmd,
     uint32_t cqn = le32_to_cpu(p->cqn);
     uint32_t ci = le32_to_cpu(p->ci);
     uint64_t size;
+    uint8_t status;
     QhcaCq *cq;
 
     if (!buffer_is_zero(p->rsvd, sizeof(p->rsvd))) {
@@ -198,28 +224,14 @@ uint8_t qhca_cq_resize(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such CQ");
     }
     cq = &s->cq[cqn];
-    if (p->depth_log2 < 1 || p->depth_log2 > 31 ||
-        (1u << p->depth_log2) > s->params.max_cqe) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                                "depth out of range");
+    status = qhca_cq_check_ring(s, cmd, ring, dbrec, p->depth_log2);
+    if (status == QHCA_AQ_SUCCESS) {
+        status = qhca_cq_check_ram(s, cmd, ring, dbrec, p->depth_log2);
     }
-    if (ring % QHCA_QUEUE_ALIGN) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                                "ring not 64-byte aligned");
-    }
-    if (dbrec % sizeof(uint32_t)) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
-                                "consumer record not 4-byte aligned");
+    if (status != QHCA_AQ_SUCCESS) {
+        return status;
     }
     size = (uint64_t)sizeof(struct qhca_cqe) << p->depth_log2;
-    if (!qhca_dma_in_ram(s, ring, size, true)) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                                "ring not in guest RAM");
-    }
-    if (!qhca_dma_in_ram(s, dbrec, sizeof(uint32_t), false)) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                                "consumer record not in guest RAM");
-    }
     /* The copy would read CQEs it had already overwritten. */
     if (ring < cq->ring + (uint64_t)cq->entries * sizeof(struct qhca_cqe) &&
         cq->ring < ring + size) {
