@@ -57,8 +57,8 @@ static const struct verbs_context_ops qhca_ctx_ops = {
 	.query_srq = qhca_query_srq,
 	.reg_mr = qhca_reg_mr,
 	.req_notify_cq = qhca_req_notify_cq,
-};
 	.resize_cq = qhca_resize_cq,
+};
 
 /* Check what the kernel told us about the context before relying on it. */
 static int qhca_check_context_resp(struct qhca_context *ctx,
@@ -88,9 +88,9 @@ static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 	struct qhca_alloc_context_resp resp = {};
 	struct qhca_alloc_context cmd = {};
 	struct ibv_port_attr port_attr = {};
+	struct ibv_device_attr_ex dev_attr;
 	struct qhca_context *ctx;
 	int err;
-	struct ibv_device_attr_ex dev_attr;
 
 	/*
 	 * The kernel driver registers with RDMA_DRIVER_UNKNOWN, so that is
@@ -135,8 +135,6 @@ static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 	ctx->link_layer = port_attr.link_layer;
 	ctx->gid_tbl_len = port_attr.gid_tbl_len;
 
-	verbs_set_ops(&ctx->ibv_ctx, &qhca_ctx_ops);
-	verbs_debug(&ctx->ibv_ctx, "context on doorbell page %u, hw 0x%08x\n",
 	/* qhca_query_device_ex() says why it failed. */
 	err = qhca_query_device_ex(&ctx->ibv_ctx.context, NULL, &dev_attr,
 				   sizeof(dev_attr));
@@ -144,6 +142,8 @@ static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 		goto err_unmap;
 	ctx->device_cap_flags = dev_attr.device_cap_flags_ex;
 
+	verbs_set_ops(&ctx->ibv_ctx, &qhca_ctx_ops);
+	verbs_debug(&ctx->ibv_ctx, "context on doorbell page %u, hw 0x%08x\n",
 		    ctx->uar_index, ctx->hw_version);
 	return &ctx->ibv_ctx;
 
