@@ -343,7 +343,7 @@ static uint8_t fzv_connect(Fz *f, int a, uint32_t dest)
     m[1].state = QHCA_QPS_INIT;
     m[1].access = uc ? QHCA_ACCESS_REMOTE_WRITE :
                   QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_READ |
-                  QHCA_ACCESS_REMOTE_ATOMIC;
+                  QHCA_ACCESS_REMOTE_ATOMIC | QHCA_ACCESS_FLUSH_GLOBAL;
     m[1].qkey = cpu_to_le32(FZV_QKEY);
     m[2].attr_mask = cpu_to_le32(QHCA_QP_ATTR_STATE | (ud ? 0 : rtr));
     m[2].state = QHCA_QPS_RTR;
@@ -429,9 +429,16 @@ static void fzv_post(Fz *f, int i, uint8_t opcode, uint32_t len,
     if (!qp->sq_entries) {
         return;
     }
-    if (qt_wr_is(opcode, QHCA_WR_F_ATOMIC)) {
+    if (qt_wr_is(opcode, QHCA_WR_F_ATOMIC) ||
+        opcode == QHCA_WR_ATOMIC_WRITE) {
         sge.length = cpu_to_le32(8);
         sge.addr = cpu_to_le64(le64_to_cpu(sge.addr) & ~7ull);
+    }
+    if (opcode == QHCA_WR_FLUSH) {
+        /* 1.6: no data; a GLOBAL flush of the range, or of the MR. */
+        w.num_sge = 0;
+        w.flush = QHCA_FLUSH_GLOBAL | fz_below(f, 2) << QHCA_FLUSH_LEVEL_SHIFT;
+        w.flush_len = cpu_to_le32(len);
     }
     qt_qp_post_send(f->t, qp, &w, &sge, 1);
     if (ring) {
@@ -907,8 +914,14 @@ static void fzv_build_sqd(Fz *f)
         return;
     }
     for (k = 0; k < n; k++) {
-        fzv_post(f, a, fz_chance(f, 70) ? QHCA_WR_RDMA_READ :
-                 QHCA_WR_ATOMIC_FETCH_AND_ADD, fz_below(f, 4096),
+        /* What holds a READ/atomic slot: 1.6's FLUSH and ATOMIC_WRITE too. */
+        static const uint8_t ops[] = {
+            QHCA_WR_RDMA_READ, QHCA_WR_RDMA_READ,
+            QHCA_WR_ATOMIC_FETCH_AND_ADD, QHCA_WR_FLUSH,
+            QHCA_WR_ATOMIC_WRITE,
+        };
+
+        fzv_post(f, a, ops[fz_below(f, ARRAY_SIZE(ops))], fz_below(f, 4096),
                  fzv_raddr(f), f->phys_key, 0, false);
     }
     qt_qp_ring_sq(f->t, &f->qp[a]);

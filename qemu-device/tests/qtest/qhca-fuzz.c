@@ -460,6 +460,10 @@ static void fz_cmd(Fz *f)
                          QHCA_ACCESS_REMOTE_ATOMIC)) {
             p->access |= QHCA_ACCESS_LOCAL_WRITE;
         }
+        if (fz_chance(f, 15)) {
+            /* 1.6: FLUSH_GLOBAL, or FLUSH_PERSISTENT, which is refused. */
+            p->access |= QHCA_ACCESS_FLUSH_GLOBAL << fz_below(f, 2);
+        }
         p->key = fz_below(f, 256);
         p->page_shift = 12;
         if (fz_chance(f, 20)) {
@@ -872,11 +876,28 @@ void fz_send(Fz *f)
     for (j = 0; j < n; j++) {
         sge[j] = fz_sge(f);
     }
-    if (qt_wr_is(w->opcode, QHCA_WR_F_ATOMIC) && fz_chance(f, 70)) {
+    if (fz_chance(f, 5)) {
+        /* 1.6: FLUSH or ATOMIC_WRITE, fields mostly well formed below. */
+        w->opcode = QHCA_WR_FLUSH + fz_below(f, 2);
+    }
+    if ((qt_wr_is(w->opcode, QHCA_WR_F_ATOMIC) ||
+         w->opcode == QHCA_WR_ATOMIC_WRITE) && fz_chance(f, 70)) {
         /* Mostly well formed: one 8-byte SGE, an aligned target. */
         w->num_sge = n = 1;
         sge[0].length = cpu_to_le32(8);
         w->remote_addr = cpu_to_le64(le64_to_cpu(w->remote_addr) & ~7ull);
+    }
+    if (w->opcode == QHCA_WR_FLUSH) {
+        /* A known type and level, no data, a range of up to a page. */
+        w->flush = fz_chance(f, 85) ?
+                   (1 + fz_below(f, 3)) |
+                   fz_below(f, 2) << QHCA_FLUSH_LEVEL_SHIFT :
+                   fz_below(f, 256);
+        w->flush_len = cpu_to_le32(fz_chance(f, 85) ? fz_below(f, 4097) :
+                                   (uint32_t)fz_interesting(f));
+        if (fz_chance(f, 85)) {
+            w->num_sge = n = 0;
+        }
     }
     if (f->qp_type[i] == QHCA_QPT_UD || f->qp_type[i] == QHCA_QPT_GSI) {
         struct qhca_sq_wqe_ud *u = (void *)buf;

@@ -1896,6 +1896,75 @@ static void test_eth_dead_qps(void)
     qhca_stop(e.t);
 }
 
+/*
+ * 1.6: FLUSH and ATOMIC_WRITE frames whose headers do not fit their
+ * opcode: a FLUSH with a payload or cut short in its RETH, an ATOMIC_WRITE
+ * without its RETH, and both as XRC and UC opcodes, which qhca does not
+ * have (it has them on RC only).  Each is refused and counted; then a good
+ * ATOMIC_WRITE at the same PSN is executed and answered with an RDMA READ
+ * response without data: none of the refused ones was taken.
+ */
+static void test_eth_placement_frames(void)
+{
+    QtRoceAddr a = qt_roce_addr(false);
+    uint8_t ib[QT_BTH_LEN + 4 + 16 + 8], fr[256];
+    uint64_t val = 0x0102030405060708ull, got;
+    QtRoce p;
+    size_t n;
+    ssize_t len;
+    He e;
+
+    he_setup(&e);
+    /* FLUSH with 4 bytes of payload after its FETH and RETH. */
+    n = qt_bth(ib, QT_IB_RC | 0x1c, false, true, 0, e.qp.qpn, HE_PSN);
+    stl_be_p(ib + n, 0x01);
+    stq_be_p(ib + n + 4, e.buf);
+    stl_be_p(ib + n + 12, e.key);
+    stl_be_p(ib + n + 16, 8);
+    memset(ib + n + 20, 0, 4);
+    he_expect_refused(&e, "FLUSH with a payload", fr,
+                      qt_roce_frame(&a, ib, n + 24, fr), 1, 0);
+    he_expect_refused(&e, "FLUSH without all of its RETH", fr,
+                      qt_roce_frame(&a, ib, n + 12, fr), 1, 0);
+    /* The same FLUSH, well formed, as XRC (0xbc) or UC (0x3c). */
+    ib[0] = QT_IB_XRC | 0x1c;
+    he_expect_refused(&e, "XRC FLUSH", fr,
+                      qt_roce_frame(&a, ib, n + 20, fr), 1, 0);
+    ib[0] = QT_IB_UC | 0x1c;
+    he_expect_refused(&e, "UC FLUSH", fr,
+                      qt_roce_frame(&a, ib, n + 20, fr), 1, 0);
+
+    /* ATOMIC_WRITE: 8 bytes where its RETH goes, then as UC and XRC. */
+    n = qt_bth(ib, QT_IB_RC | 0x1d, false, true, 0, e.qp.qpn, HE_PSN);
+    stq_le_p(ib + n, val);
+    he_expect_refused(&e, "ATOMIC_WRITE without a RETH", fr,
+                      qt_roce_frame(&a, ib, n + 8, fr), 1, 0);
+    stq_be_p(ib + n, e.buf + 64);
+    stl_be_p(ib + n + 8, e.key);
+    stl_be_p(ib + n + 12, 8);
+    stq_le_p(ib + n + 16, val);
+    ib[0] = QT_IB_UC | 0x1d;
+    he_expect_refused(&e, "UC ATOMIC_WRITE", fr,
+                      qt_roce_frame(&a, ib, n + 24, fr), 1, 0);
+    ib[0] = QT_IB_XRC | 0x1d;
+    he_expect_refused(&e, "XRC ATOMIC_WRITE", fr,
+                      qt_roce_frame(&a, ib, n + 24, fr), 1, 0);
+
+    /* The good one: executed once, answered at its PSN. */
+    ib[0] = QT_IB_RC | 0x1d;
+    qt_wire_send(e.t, fr, qt_roce_frame(&a, ib, n + 24, fr));
+    len = qt_wire_recv(e.t, fr, sizeof(fr), QHCA_TIMEOUT_US);
+    g_assert_cmpint(len, >, 0);
+    g_assert(qt_roce_parse(fr, len, &p));
+    g_assert_cmphex(p.opcode, ==, QT_IB_RC | 0x10);
+    g_assert_cmphex(p.psn, ==, HE_PSN);
+    g_assert_cmpuint(p.ib_len, ==, QT_BTH_LEN + 4);
+    got = qtest_readq(e.t->qts, e.buf + 64);
+    g_assert_cmphex(got, ==, val);
+    g_assert_cmpuint(qt_qp_state(e.t, &e.qp), ==, QHCA_QPS_RTS);
+    qhca_stop(e.t);
+}
+
 /* Wait until the port has taken @frames frames in all. */
 static void he_wait_frames(He *e, uint64_t frames)
 {
@@ -2097,6 +2166,8 @@ int main(int argc, char **argv)
     /* 1.5: the Ethernet port, a peer on the wire as hostile as a guest */
     qtest_add_func("/qhca/hostile/eth/frames", test_eth_frames);
     qtest_add_func("/qhca/hostile/eth/dead-qps", test_eth_dead_qps);
+    qtest_add_func("/qhca/hostile/eth/placement-frames",
+                   test_eth_placement_frames);
     qtest_add_func("/qhca/hostile/eth/storms", test_eth_storms);
     qtest_add_func("/qhca/hostile/eth/read-2g", test_eth_read_2g);
     qtest_add_func("/qhca/hostile/eth/zero-length-frame",

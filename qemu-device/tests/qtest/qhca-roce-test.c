@@ -44,6 +44,8 @@
 #define OP_ACK              0x11
 #define OP_ATOMIC_ACK       0x12
 #define OP_FETCH_ADD        0x14
+#define OP_FLUSH            0x1c        /* IBA 1.5 (qhca 1.6) */
+#define OP_ATOMIC_WRITE     0x1d
 #define OP_UC               0x20
 #define OP_UD               0x60
 #define OP_XRC              0xa0
@@ -481,6 +483,230 @@ static void test_inject(void)
                     ldq_le_p(data) + 0x0102030405060708ull);
 
     roce_finish(r, 0);
+}
+
+/*
+ * 1.6: B lets A FLUSH its memory: B's QP allows FLUSHes, and an MR of
+ * B's grants FLUSH_GLOBAL besides every other right; returns its key.
+ */
+static uint32_t roce_flush_target(Roce *r)
+{
+    struct qhca_cmd_modify_qp m = {
+        .qpn = cpu_to_le32(r->b.qpn),
+        .attr_mask = cpu_to_le32(QHCA_QP_ATTR_ACCESS),
+        .state = QHCA_QPS_RTS,
+        .access = qt_rc_path.access | QHCA_ACCESS_FLUSH_GLOBAL |
+                  QHCA_ACCESS_FLUSH_PERSISTENT,
+    };
+
+    g_assert_cmpuint(qt_modify_qp(r->t, &m), ==, QHCA_AQ_SUCCESS);
+    return qt_reg_phys_mr(r->t, r->pdn,
+                          QHCA_ACCESS_ALL | QHCA_ACCESS_FLUSH_GLOBAL, 0x6b, 0);
+}
+
+/*
+ * The answer to a FLUSH or an ATOMIC_WRITE at @psn, from B to A: an RDMA
+ * READ response only, with an AETH (ACK, MSN @msn) and no payload.
+ */
+static void roce_expect_read_ack(Roce *r, uint32_t psn, uint32_t msn,
+                                 QtRoce *p)
+{
+    size_t len = roce_expect_frame(r, p);
+
+    roce_check_headers(r, r->frame, len, p, r->b.qpn, r->a.qpn);
+    g_assert_cmphex(p->opcode, ==, OP_READ_RESP_ONLY);
+    g_assert_cmphex(p->psn, ==, psn);
+    g_assert_cmpuint(p->pad, ==, 0);
+    g_assert_cmpuint(p->ib_len, ==, QT_BTH_LEN + 4);
+    g_assert_cmphex(r->frame[p->ib + 12] & 0xe0, ==, 0);
+    g_assert_cmphex(ldl_be_p(r->frame + p->ib + 12) & 0xffffff, ==, msn);
+}
+
+/*
+ * 1.6: FLUSH and ATOMIC_WRITE from A to B, every frame read field by
+ * field: FLUSH is the BTH, the FETH (placement type and level) and the
+ * RETH; ATOMIC_WRITE the BTH, a RETH of 8 bytes and the 8 bytes; each is
+ * answered by a READ_RESPONSE_ONLY with no payload, which completes the
+ * WQE.  A duplicate of each, sent again by the peer after the target
+ * changed, gets the same answer and is not executed again.
+ */
+static void test_placement(void)
+{
+    Roce *r = roce_start(false);
+    const uint64_t target = ROCE_WRITE_OFF + 64;
+    struct qhca_sq_wqe w = {
+        .wr_id = cpu_to_le64(0x70),
+        .opcode = QHCA_WR_FLUSH,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .flush = QHCA_FLUSH_GLOBAL | QHCA_FLUSH_MR,
+        .flush_len = cpu_to_le32(1234),
+    };
+    uint8_t val[8] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88 };
+    uint8_t dup[ROCE_FRAME_MAX], got[8];
+    const uint8_t *ib;
+    struct qhca_cqe cqe;
+    uint32_t key;
+    size_t dup_len;
+    QtRoce p;
+
+    if (!r) {
+        return;
+    }
+    key = roce_flush_target(r);
+
+    /* FLUSH of the whole MR: FETH 0x10 | 0x1, the RETH as posted. */
+    w.remote_addr = cpu_to_le64(r->buf + target);
+    w.rkey = cpu_to_le32(key);
+    qt_qp_post_send(r->t, &r->a, &w, NULL, 0);
+    qt_qp_ring_sq(r->t, &r->a);
+    roce_check_headers(r, r->frame, roce_expect_frame(r, &p), &p, r->a.qpn,
+                       r->b.qpn);
+    ib = r->frame + p.ib;
+    g_assert_cmphex(p.opcode, ==, OP_FLUSH);
+    g_assert(p.ackreq);
+    g_assert(!p.se);
+    g_assert_cmpuint(p.pad, ==, 0);
+    g_assert_cmphex(p.psn, ==, ROCE_PSN_A);
+    g_assert_cmpuint(p.ib_len, ==, QT_BTH_LEN + 4 + 16);
+    g_assert_cmphex(ldl_be_p(ib + 12), ==, 0x11);
+    g_assert_cmphex(ldq_be_p(ib + 16), ==, r->buf + target);
+    g_assert_cmphex(ldl_be_p(ib + 24), ==, key);
+    g_assert_cmpuint(ldl_be_p(ib + 28), ==, 1234);
+    roce_reflect(r, r->frame, &p);
+    memcpy(dup, r->frame, sizeof(dup));
+    dup_len = p.ib + p.ib_len + QT_ICRC_LEN;
+    roce_expect_read_ack(r, ROCE_PSN_A, 1, &p);
+    /* Again, as the peer retransmits it: answered again, MSN as it is. */
+    qt_wire_send(r->t, dup, dup_len);
+    roce_expect_read_ack(r, ROCE_PSN_A, 1, &p);
+    roce_reflect(r, r->frame, &p);
+    cqe = qt_cq_expect(r->t, &r->cq, r->a.qpn, QHCA_WC_FLUSH,
+                       QHCA_WC_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x70);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 0);
+
+    /* ATOMIC_WRITE, 8 inline bytes: its payload is them, in order. */
+    w = (struct qhca_sq_wqe) {
+        .wr_id = cpu_to_le64(0x71),
+        .opcode = QHCA_WR_ATOMIC_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED | QHCA_WQE_F_INLINE,
+        .remote_addr = cpu_to_le64(r->buf + target),
+        .rkey = cpu_to_le32(key),
+        .inline_len = cpu_to_le32(8),
+    };
+    qtest_memwrite(r->t->qts, qt_qp_sq_slot(&r->a, 1) + sizeof(w), val, 8);
+    qt_qp_post_send(r->t, &r->a, &w, NULL, 0);
+    qt_qp_ring_sq(r->t, &r->a);
+    roce_check_headers(r, r->frame, roce_expect_frame(r, &p), &p, r->a.qpn,
+                       r->b.qpn);
+    ib = r->frame + p.ib;
+    g_assert_cmphex(p.opcode, ==, OP_ATOMIC_WRITE);
+    g_assert(p.ackreq);
+    g_assert_cmphex(p.psn, ==, ROCE_PSN_A + 1);
+    g_assert_cmpuint(p.pad, ==, 0);
+    g_assert_cmpuint(p.ib_len, ==, QT_BTH_LEN + 16 + 8);
+    g_assert_cmphex(ldq_be_p(ib + 12), ==, r->buf + target);
+    g_assert_cmphex(ldl_be_p(ib + 20), ==, key);
+    g_assert_cmpuint(ldl_be_p(ib + 24), ==, 8);
+    g_assert(!memcmp(ib + 28, val, 8));
+    roce_reflect(r, r->frame, &p);
+    memcpy(dup, r->frame, sizeof(dup));
+    dup_len = p.ib + p.ib_len + QT_ICRC_LEN;
+    roce_expect_read_ack(r, ROCE_PSN_A + 1, 2, &p);
+    qtest_memread(r->t->qts, r->buf + target, got, 8);
+    g_assert(!memcmp(got, val, 8));
+
+    /* The duplicate is answered, and the bytes written since stay. */
+    qtest_memset(r->t->qts, r->buf + target, 0xee, 8);
+    qt_wire_send(r->t, dup, dup_len);
+    roce_expect_read_ack(r, ROCE_PSN_A + 1, 2, &p);
+    qtest_memread(r->t->qts, r->buf + target, got, 8);
+    g_assert_cmphex(ldq_le_p(got), ==, 0xeeeeeeeeeeeeeeeeull);
+    roce_reflect(r, r->frame, &p);
+    cqe = qt_cq_expect(r->t, &r->cq, r->a.qpn, QHCA_WC_ATOMIC_WRITE,
+                       QHCA_WC_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x71);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 8);
+    g_assert_cmpuint(qt_qp_state(r->t, &r->b), ==, QHCA_QPS_RTS);
+    roce_finish(r, 0);
+}
+
+/*
+ * 1.6: FLUSH and ATOMIC_WRITE frames from the peer that B must refuse,
+ * each a NAK (invalid request or remote access, as the spec's table
+ * says) and B in ERR, the target untouched; a fresh device for each
+ * (qhca-dp-test checks the async events).  The frames are good RoCEv2
+ * frames: nothing is dropped.
+ */
+static void test_placement_naks(void)
+{
+    static const struct {
+        const char *what;
+        uint8_t opcode;
+        uint32_t feth;
+        uint64_t off;           /* from the target */
+        uint32_t len;           /* RETH DMA length */
+        uint32_t paylen;
+        bool flush_mr;          /* the MR grants FLUSH_GLOBAL */
+        uint8_t nak;
+    } bad[] = {
+        { "FETH reserved bit", OP_FLUSH, 0x41, 0, 8, 0, true, 1 },
+        { "FETH reserved high bit", OP_FLUSH, 0x80000001u, 0, 8, 0, true, 1 },
+        { "FETH no placement type", OP_FLUSH, 0x10, 0, 8, 0, true, 1 },
+        { "FETH unknown type", OP_FLUSH, 0x04, 0, 8, 0, true, 1 },
+        { "FETH unknown level", OP_FLUSH, 0x21, 0, 8, 0, true, 1 },
+        { "FLUSH range over 2^31", OP_FLUSH, 0x01, 0, 0x80000001u, 0, true,
+          1 },
+        { "FLUSH, MR without the access", OP_FLUSH, 0x01, 0, 8, 0, false,
+          2 },
+        { "FLUSH persistent", OP_FLUSH, 0x12, 0, 0, 0, true, 2 },
+        { "ATOMIC_WRITE misaligned", OP_ATOMIC_WRITE, 0, 4, 8, 8, true, 1 },
+        { "ATOMIC_WRITE of 4 bytes", OP_ATOMIC_WRITE, 0, 0, 4, 4, true, 1 },
+        { "ATOMIC_WRITE, RETH 16, 8 bytes", OP_ATOMIC_WRITE, 0, 0, 16, 8,
+          true, 1 },
+        { "ATOMIC_WRITE past the MR's key", OP_ATOMIC_WRITE, 0, 0, 8, 8,
+          false, 2 },
+    };
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        Roce *r = roce_start(false);
+        uint8_t hdr[20], pay[8] = { 9, 9, 9, 9, 9, 9, 9, 9 }, got[8];
+        uint64_t va;
+        uint32_t key;
+        size_t n = 0, len;
+        QtRoce p;
+
+        if (!r) {
+            return;
+        }
+        g_test_message("%s", bad[i].what);
+        key = roce_flush_target(r);
+        if (!bad[i].flush_mr) {
+            key = bad[i].opcode == OP_FLUSH ? r->lkey : key + 1;
+        }
+        va = r->buf + ROCE_WRITE_OFF + bad[i].off;
+        qtest_memset(r->t->qts, r->buf + ROCE_WRITE_OFF, 0x5a, 16);
+        if (bad[i].opcode == OP_FLUSH) {
+            stl_be_p(hdr, bad[i].feth);
+            n = 4;
+        }
+        stq_be_p(hdr + n, va);
+        stl_be_p(hdr + n + 8, key);
+        stl_be_p(hdr + n + 12, bad[i].len);
+        len = roce_build(r, r->frame, bad[i].opcode, r->b.qpn, ROCE_PSN_A,
+                         hdr, n + 16, pay, bad[i].paylen);
+        qt_wire_send(r->t, r->frame, len);
+        len = roce_expect_frame(r, &p);
+        roce_check_headers(r, r->frame, len, &p, r->b.qpn, r->a.qpn);
+        g_assert_cmphex(p.opcode, ==, OP_ACK);
+        g_assert_cmphex(p.psn, ==, ROCE_PSN_A);
+        g_assert_cmphex(r->frame[p.ib + 12], ==, 0x60 | bad[i].nak);
+        qt_qp_wait_state(r->t, &r->b, QHCA_QPS_ERR);
+        qtest_memread(r->t->qts, r->buf + ROCE_WRITE_OFF, got, 8);
+        g_assert_cmphex(ldq_le_p(got), ==, 0x5a5a5a5a5a5a5a5aull);
+        roce_finish(r, 0);
+    }
 }
 
 /*
@@ -1289,6 +1515,8 @@ int main(int argc, char **argv)
     qtest_add_data_func("/qhca/roce/send-ipv6", (void *)(uintptr_t)true,
                         test_send);
     qtest_add_func("/qhca/roce/inject", test_inject);
+    qtest_add_func("/qhca/roce/placement", test_placement);
+    qtest_add_func("/qhca/roce/placement-naks", test_placement_naks);
     qtest_add_data_func("/qhca/roce/ud-ipv4", (void *)(uintptr_t)false,
                         test_ud);
     qtest_add_data_func("/qhca/roce/ud-ipv6", (void *)(uintptr_t)true,
