@@ -19,6 +19,7 @@
 #   mpi     Open MPI over UCX: an MPI program of ours that checks its
 #           data, one rank in every qhca guest of the segment (mpi.sh)
 #   iser    iSCSI with iSER: LIO iSER portal, iscsiadm -I iser (iser.sh)
+#   srp     SRP: ib_srpt's rdma_cm listener, ib_srp's add_target (srp.sh)
 #   smbdirect  SMB Direct: a skip, Debian's kernel has none (smbdirect.sh)
 #
 # TAP lines, names, barriers and the pair walk are the fabric suite's
@@ -29,7 +30,7 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here"/../fabric/lib.sh
 # A partner that failed must not hold the other for the fabric's 15 min.
 arrive_s=${ULP_ARRIVE:-240}
-all_parts=(nfs nvme ucx libfabric qperf mpi iser smbdirect)
+all_parts=(nfs nvme ucx libfabric qperf mpi iser srp smbdirect)
 read -r -a parts <<< "${ULP_PARTS:-${all_parts[*]}}"
 
 if [ -z "$me" ] || [ "$wire" != eth ]; then
