@@ -35,9 +35,9 @@ struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
 			      int comp_vector);
 int qhca_destroy_cq(struct ibv_cq *ibcq);
 int qhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int qhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 
 /* qhca_cq_ex.c */
-int qhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 struct ibv_cq_ex *qhca_create_cq_ex(struct ibv_context *ibctx,
 				    struct ibv_cq_init_attr_ex *attr);
 

@@ -221,8 +221,8 @@ struct qhca_cq {
 	__le32 *dbrec;
 	struct rdma_user_mmap_entry *mmap_entry;
 	bool kernel;			/* a kernel consumer's CQ */
-
 	struct mutex resize_lock;	/* one resize at a time */
+
 	/* Kernel CQs: the consumer side. */
 	void __iomem *db;		/* the kernel UAR page */
 	spinlock_t lock;		/* @cons and polling */
@@ -443,11 +443,11 @@ int qhca_admin_dereg_mr(struct qhca_dev *dev, u32 index);
 int qhca_admin_create_cq(struct qhca_dev *dev,
 			 const struct qhca_cmd_create_cq *cmd, u32 *cqn);
 int qhca_admin_destroy_cq(struct qhca_dev *dev, u32 cqn);
+int qhca_admin_resize_cq(struct qhca_dev *dev,
+			 const struct qhca_cmd_resize_cq *cmd);
 int qhca_admin_create_qp(struct qhca_dev *dev,
 			 const struct qhca_cmd_create_qp *cmd, u32 *qpn);
 int qhca_admin_modify_qp(struct qhca_dev *dev,
-int qhca_admin_resize_cq(struct qhca_dev *dev,
-			 const struct qhca_cmd_resize_cq *cmd);
 			 const struct qhca_cmd_modify_qp *cmd);
 int qhca_admin_query_qp(struct qhca_dev *dev, u32 qpn,
 			struct qhca_qp_attr *attr);
@@ -528,6 +528,7 @@ void qhca_mw_set_ops(struct qhca_dev *dev);
 int qhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct uverbs_attr_bundle *attrs);
 int qhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int qhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int qhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int qhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 void qhca_cq_handle_event(struct qhca_dev *dev, u32 cqn, u8 type);
@@ -536,7 +537,6 @@ ssize_t qhca_cq_buf_alloc(struct qhca_dev *dev, struct qhca_dma_buf *buf,
 			  u32 depth);
 int qhca_cq_hw_create(struct qhca_dev *dev, const struct qhca_dma_buf *buf,
 		      u32 depth, u32 eqn, u32 uar, u32 *cqn, bool *device_done);
-int qhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 struct qhca_cqe *qhca_cqe_next(struct qhca_cqe *ring, u32 depth, u32 cons);
 void qhca_cq_consumed(__le32 *dbrec, u32 cons);
 void qhca_cq_arm_db(void __iomem *db, u32 off, u32 cqn, u32 cons);

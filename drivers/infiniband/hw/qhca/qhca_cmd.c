@@ -113,18 +113,18 @@ int qhca_admin_destroy_cq(struct qhca_dev *dev, u32 cqn)
 	return qhca_admin_free_obj(dev, QHCA_CMD_DESTROY_CQ, cqn);
 }
 
-int qhca_admin_create_qp(struct qhca_dev *dev,
-			 const struct qhca_cmd_create_qp *cmd, u32 *qpn)
-{
-	return qhca_admin_exec(&dev->aq, QHCA_CMD_CREATE_QP, cmd, sizeof(*cmd),
-			       NULL, 0, qpn);
-}
-
 int qhca_admin_resize_cq(struct qhca_dev *dev,
 			 const struct qhca_cmd_resize_cq *cmd)
 {
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_RESIZE_CQ, cmd, sizeof(*cmd),
 			       NULL, 0, NULL);
+}
+
+int qhca_admin_create_qp(struct qhca_dev *dev,
+			 const struct qhca_cmd_create_qp *cmd, u32 *qpn)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_CREATE_QP, cmd, sizeof(*cmd),
+			       NULL, 0, qpn);
 }
 
 int qhca_admin_modify_qp(struct qhca_dev *dev,

@@ -373,6 +373,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.query_srq = qhca_query_srq,
 	.reg_user_mr = qhca_reg_user_mr,
 	.req_notify_cq = qhca_req_notify_cq,
+	.resize_cq = qhca_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, qhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, qhca_cq, ibcq),
@@ -382,7 +383,6 @@ static const struct ib_device_ops qhca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, qhca_ucontext, ibucontext),
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, qhca_xrcd, ibxrcd),
 };
-	.resize_cq = qhca_resize_cq,
 
 int qhca_ib_register(struct qhca_dev *dev)
 {
