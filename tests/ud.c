@@ -209,6 +209,30 @@ TEST_F(ud, send_with_grh)
 	}
 }
 
+/*
+ * A flow label is 20 bits and the bits above are ignored, not refused:
+ * UCX passes ~(path factor * path index), all ones, on RoCE.
+ */
+TEST_F(ud, flow_label_upper_bits_ignored)
+{
+	struct ibv_ah_attr aa = {
+		.dlid = self->p.pattr.lid, .sl = 3, .port_num = 1,
+		.is_global = 1,
+		.grh = { .dgid = self->gid, .flow_label = 0xfff12345,
+			 .hop_limit = 7, .traffic_class = 0xa4 },
+	};
+	const uint8_t *g = self->buf[1].mem;
+	struct ibv_ah *ah = ibv_create_ah(self->p.pd, &aa);
+	struct ibv_wc wc;
+	uint32_t vtf;
+
+	ASSERT_NE(NULL, ah) TH_LOG("ibv_create_ah: %s", strerror(errno));
+	ud_xfer(_metadata, self, ah, 13, false, &wc);
+	memcpy(&vtf, g, 4);
+	EXPECT_EQ(0x12345U, ntohl(vtf) & 0xfffff);
+	EXPECT_EQ(0, ibv_destroy_ah(ah));
+}
+
 /* Two SGEs on each side, the receive split inside the GRH area. */
 TEST_F(ud, sges_split_grh)
 {

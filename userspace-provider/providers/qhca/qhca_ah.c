@@ -28,8 +28,7 @@ static bool qhca_ah_attr_ok(const struct qhca_context *ctx,
 	/* RoCEv2 addresses are the GRH's: there is no LID to route by. */
 	if (!attr->is_global)
 		return !qhca_ctx_is_eth(ctx);
-	return attr->grh.sgid_index < ctx->gid_tbl_len &&
-	       attr->grh.flow_label <= QHCA_AV_FLOW_LABEL_MAX;
+	return attr->grh.sgid_index < ctx->gid_tbl_len;
 }
 
 /* The kernel makes the AH and tells the MAC it resolved for it. */
@@ -72,7 +71,13 @@ struct ibv_ah *qhca_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	if (attr->is_global) {
 		ah->av.av_flags = QHCA_AV_F_GRH;
 		memcpy(ah->av.dgid, attr->grh.dgid.raw, sizeof(ah->av.dgid));
-		ah->av.flow_label = htole32(attr->grh.flow_label);
+		/*
+		 * The flow label is 20 bits; the bits above are ignored, as
+		 * every provider does.  UCX relies on it: on RoCE it passes
+		 * ~(path factor * path index), all ones for path 0.
+		 */
+		ah->av.flow_label = htole32(attr->grh.flow_label &
+					    QHCA_AV_FLOW_LABEL_MAX);
 		ah->av.hop_limit = attr->grh.hop_limit;
 		ah->av.traffic_class = attr->grh.traffic_class;
 		ah->av.sgid_index = attr->grh.sgid_index;

@@ -27,8 +27,7 @@ static int qhca_ah_ib(struct qhca_ah *ah, const struct rdma_ah_attr *attr)
 		const struct ib_global_route *grh = rdma_ah_read_grh(attr);
 
 		/* The port's GID table has one entry. */
-		if (grh->sgid_index != 0 ||
-		    grh->flow_label > QHCA_AV_FLOW_LABEL_MAX)
+		if (grh->sgid_index != 0)
 			return -EINVAL;
 		ah->av_flags = QHCA_AV_F_GRH;
 	}
@@ -81,7 +80,9 @@ int qhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		const struct ib_global_route *grh = rdma_ah_read_grh(attr);
 
 		memcpy(ah->dgid, grh->dgid.raw, sizeof(ah->dgid));
-		ah->flow_label = cpu_to_le32(grh->flow_label);
+		/* 20 bits: the rest is ignored (qhca_roce_check_grh()). */
+		ah->flow_label = cpu_to_le32(grh->flow_label &
+					     QHCA_AV_FLOW_LABEL_MAX);
 		ah->hop_limit = grh->hop_limit;
 		ah->traffic_class = grh->traffic_class;
 		ah->sgid_index = grh->sgid_index;

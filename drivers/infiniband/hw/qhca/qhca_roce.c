@@ -124,8 +124,10 @@ void qhca_roce_set_ops(struct qhca_dev *dev)
 
 /*
  * What every RoCEv2 address vector needs: a GRH (its addresses are the
- * IP header's), a source GID the table can hold, a 20-bit flow label
- * (the UDP source port is made from it) and a MAC ib_core resolved.
+ * IP header's), a source GID the table can hold and a MAC ib_core
+ * resolved.  The flow label is 20 bits (the UDP source port is made from
+ * it); the bits above are ignored, as every driver does: UCX passes
+ * ~(path factor * path index), all ones, on RoCE.
  */
 int qhca_roce_check_grh(const struct rdma_ah_attr *ah)
 {
@@ -137,7 +139,6 @@ int qhca_roce_check_grh(const struct rdma_ah_attr *ah)
 		return -EINVAL;
 	grh = rdma_ah_read_grh(ah);
 	if (grh->sgid_index >= QHCA_ROCE_GID_TBL_LEN ||
-	    grh->flow_label > QHCA_AV_FLOW_LABEL_MAX ||
 	    (grh->sgid_attr &&
 	     grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP))
 		return -EINVAL;
@@ -166,7 +167,8 @@ int qhca_roce_qp_av(struct qhca_qp *qp, const struct rdma_ah_attr *ah,
 	ether_addr_copy(cmd->dmac, ah->roce.dmac);
 	cmd->sgid_index = grh->sgid_index;
 	cmd->hop_limit = grh->hop_limit;
-	cmd->flow_label = cpu_to_le32(grh->flow_label);
+	cmd->flow_label = cpu_to_le32(grh->flow_label &
+				      QHCA_AV_FLOW_LABEL_MAX);
 	cmd->traffic_class = grh->traffic_class;
 	return 0;
 }
