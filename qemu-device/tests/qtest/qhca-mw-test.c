@@ -714,6 +714,16 @@ static void test_rereg(void)
     mwt_expect(m, &bind, QHCA_WC_SUCCESS, QHCA_WC_BIND_MW);
     p = rr_translation(m, key, RR_IOVA, pb, 3);
     g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_STATE);
+    p = (struct qhca_cmd_rereg_mr) {
+        .index = cpu_to_le32(index),
+        .mask = QHCA_REREG_PD,
+        .pdn = cpu_to_le32(m->pdn),
+    };
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_STATE);
+    p.mask = QHCA_REREG_ACCESS;
+    p.pdn = 0;
+    p.access = RR_ACCESS;
+    g_assert_cmpuint(rr_cmd(m, &p), ==, QHCA_AQ_BAD_STATE);
     g_assert_cmpuint(rr_write(m, m->pdn, k1 + 1, RR_IOVA + 8, 16,
                               3), ==, QHCA_WC_SUCCESS);
     rr_expect(m, a + 8, 16, 3, 0);

@@ -56,6 +56,7 @@ static const struct verbs_context_ops qhca_ctx_ops = {
 	.query_qp = qhca_query_qp,
 	.query_srq = qhca_query_srq,
 	.reg_mr = qhca_reg_mr,
+	.rereg_mr = qhca_rereg_mr,
 	.req_notify_cq = qhca_req_notify_cq,
 	.resize_cq = qhca_resize_cq,
 };

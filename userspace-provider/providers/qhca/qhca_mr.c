@@ -40,6 +40,30 @@ struct ibv_mr *qhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * ibv_rereg_mr(): the kernel re-pins and the device changes the MR in
+ * place, keys included; on any error the old registration is intact, so
+ * the MR stays usable whatever libibverbs' return code says.
+ */
+int qhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int err;
+
+	err = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		verbs_debug(verbs_get_ctx(vmr->ibv_mr.context),
+			    "REREG_MR of lkey 0x%x (flags 0x%x) failed: %s\n",
+			    vmr->ibv_mr.lkey, flags, strerror(err));
+		errno = err;
+	}
+	return err;
+}
+
 int qhca_dereg_mr(struct verbs_mr *vmr)
 {
 	int err;

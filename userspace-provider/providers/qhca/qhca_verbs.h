@@ -28,6 +28,8 @@ int qhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 struct ibv_mr *qhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			   uint64_t hca_va, int access);
 int qhca_dereg_mr(struct verbs_mr *vmr);
+int qhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
 
 /* qhca_cq.c */
 struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,

@@ -195,6 +195,7 @@ static inline struct qhca_xrcd *to_qxrcd(struct ib_xrcd *ibxrcd)
 struct qhca_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;		/* user MRs */
+	int access;			/* user MRs: ib_access_flags */
 	u32 index;
 	/* Fast registration: the page list map_mr_sg fills (1.2). */
 	struct qhca_dma_buf pl;
@@ -440,6 +441,8 @@ int qhca_admin_query_stats(struct qhca_dev *dev, struct qhca_stats *stats);
 int qhca_admin_reg_mr(struct qhca_dev *dev, const struct qhca_cmd_reg_mr *cmd,
 		      u32 *index);
 int qhca_admin_dereg_mr(struct qhca_dev *dev, u32 index);
+int qhca_admin_rereg_mr(struct qhca_dev *dev,
+			const struct qhca_cmd_rereg_mr *cmd);
 int qhca_admin_create_cq(struct qhca_dev *dev,
 			 const struct qhca_cmd_create_cq *cmd, u32 *cqn);
 int qhca_admin_destroy_cq(struct qhca_dev *dev, u32 cqn);
@@ -514,6 +517,9 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt_addr, int access,
 			       struct ib_udata *udata);
 int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *qhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 virt_addr, int access,
+				 struct ib_pd *pd, struct ib_udata *udata);
 struct ib_mr *qhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
 u8 qhca_access_to_hw(int access);

@@ -101,6 +101,13 @@ int qhca_admin_dereg_mr(struct qhca_dev *dev, u32 index)
 	return qhca_admin_free_obj(dev, QHCA_CMD_DEREG_MR, index);
 }
 
+int qhca_admin_rereg_mr(struct qhca_dev *dev,
+			const struct qhca_cmd_rereg_mr *cmd)
+{
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_REREG_MR, cmd, sizeof(*cmd),
+			       NULL, 0, NULL);
+}
+
 int qhca_admin_create_cq(struct qhca_dev *dev,
 			 const struct qhca_cmd_create_cq *cmd, u32 *cqn)
 {

@@ -246,16 +246,55 @@ struct ib_mr *qhca_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/*
+ * Pin [start, start + length) of the caller for iova @virt_addr and build
+ * the page list of the largest page size that maps iova and the pages
+ * alike: the umem and the translation fields of REG_MR or REREG_MR.
+ */
+static struct ib_umem *qhca_mr_pin(struct qhca_dev *dev, u64 start,
+				   u64 length, u64 virt_addr, int access,
+				   struct qhca_pbl *pbl, u32 *npages,
+				   u8 *page_shift)
+{
+	struct ib_umem *umem;
+	unsigned long pgsz;
+	size_t n;
+	int err;
+
+	if (!length || length > le64_to_cpu(dev->attr.max_mr_size))
+		return ERR_PTR(-EINVAL);
+	umem = ib_umem_get(&dev->ibdev, start, length, access);
+	if (IS_ERR(umem))
+		return umem;
+	pgsz = ib_umem_find_best_pgsz(umem, qhca_mr_pgsz_bitmap(dev),
+				      virt_addr);
+	n = pgsz ? ib_umem_num_dma_blocks(umem, pgsz) : 0;
+	if (!pgsz || n > U32_MAX) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	err = qhca_pbl_build(dev, umem, pgsz, n, pbl);
+	if (err)
+		goto err_release;
+	*npages = n;
+	*page_shift = __ffs(pgsz);
+	return umem;
+
+err_release:
+	ib_umem_release(umem);
+	return ERR_PTR(err);
+}
+
 struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt_addr, int access,
 			       struct ib_udata *udata)
 {
 	struct qhca_dev *dev = to_qdev(ibpd->device);
 	struct qhca_cmd_reg_mr cmd = {};
-	unsigned long pgsz;
 	struct qhca_pbl pbl;
 	struct qhca_mr *mr;
-	size_t npages;
+	u8 page_shift;
+	u32 npages;
 	int err;
 
 	/* No driver data is defined for this command in either direction. */
@@ -265,35 +304,17 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = qhca_mr_check_access(dev, access);
 	if (err)
 		return ERR_PTR(err);
-	if (!length || length > le64_to_cpu(dev->attr.max_mr_size))
-		return ERR_PTR(-EINVAL);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-
-	mr->umem = ib_umem_get(&dev->ibdev, start, length, access);
+	mr->access = access;
+	mr->umem = qhca_mr_pin(dev, start, length, virt_addr, access, &pbl,
+			       &npages, &page_shift);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
 		goto err_free;
 	}
-
-	/* The largest page size that maps iova and the pages alike. */
-	pgsz = ib_umem_find_best_pgsz(mr->umem, qhca_mr_pgsz_bitmap(dev),
-				      virt_addr);
-	if (!pgsz) {
-		err = -EINVAL;
-		goto err_release;
-	}
-	npages = ib_umem_num_dma_blocks(mr->umem, pgsz);
-	if (npages > U32_MAX) {
-		err = -EINVAL;
-		goto err_release;
-	}
-
-	err = qhca_pbl_build(dev, mr->umem, pgsz, npages, &pbl);
-	if (err)
-		goto err_release;
 
 	cmd.iova = cpu_to_le64(virt_addr);
 	cmd.length = cpu_to_le64(length);
@@ -301,7 +322,7 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
 	cmd.npages = cpu_to_le32(npages);
 	cmd.access = qhca_access_to_hw(access);
-	cmd.page_shift = __ffs(pgsz);
+	cmd.page_shift = page_shift;
 	cmd.flags = pbl.flags;
 	err = qhca_mr_register(dev, mr, &cmd);
 	/* The device copied the list: it is not needed any more. */
@@ -315,6 +336,93 @@ err_release:
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+/*
+ * ibv_rereg_mr(): REREG_MR changes the MR in place, keys included (NULL:
+ * ib_core keeps this ib_mr).  A new translation is pinned first and the
+ * old pages are let go only once the device has taken the new ones; any
+ * error leaves the old registration as it was.  An MR a window is bound
+ * to is refused by the device: -EBUSY.
+ */
+struct ib_mr *qhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 virt_addr, int access,
+				 struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct qhca_dev *dev = to_qdev(ibmr->device);
+	struct qhca_mr *mr = to_qmr(ibmr);
+	struct qhca_cmd_rereg_mr cmd = {};
+	struct ib_umem *umem = NULL;
+	int new_access = mr->access;
+	struct qhca_pbl pbl;
+	u32 npages;
+	u8 shift;
+	int err;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EINVAL);
+	if (!(le32_to_cpu(dev->attr.device_cap_flags) & QHCA_DEV_CAP_REREG_MR))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (flags & ~IB_MR_REREG_SUPPORTED || !mr->umem)
+		return ERR_PTR(-EINVAL);
+	/*
+	 * ib_core refuses a rereg of no flags; the PD flag with the MR's
+	 * own PD reaches us without it (seen on 6.12): nothing changes.
+	 */
+	if (!flags)
+		return NULL;
+
+	cmd.index = cpu_to_le32(mr->index);
+	if (flags & IB_MR_REREG_ACCESS) {
+		err = qhca_mr_check_access(dev, access);
+		if (err)
+			return ERR_PTR(err);
+		new_access = access;
+		cmd.mask |= QHCA_REREG_ACCESS;
+		cmd.access = qhca_access_to_hw(access);
+	}
+	if (flags & IB_MR_REREG_PD) {
+		cmd.mask |= QHCA_REREG_PD;
+		cmd.pdn = cpu_to_le32(to_qpd(pd)->pdn);
+	}
+	/* Pages pinned read-only cannot take writes: pin them again. */
+	if (!(flags & IB_MR_REREG_TRANS) && ib_access_writable(new_access) &&
+	    !mr->umem->writable) {
+		flags |= IB_MR_REREG_TRANS;
+		start = mr->umem->address;
+		length = mr->umem->length;
+		virt_addr = ibmr->iova;
+	}
+	if (flags & IB_MR_REREG_TRANS) {
+		umem = qhca_mr_pin(dev, start, length, virt_addr, new_access,
+				   &pbl, &npages, &shift);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+		cmd.mask |= QHCA_REREG_TRANSLATION;
+		cmd.iova = cpu_to_le64(virt_addr);
+		cmd.length = cpu_to_le64(length);
+		cmd.pbl_addr = cpu_to_le64(pbl.top.dma);
+		cmd.npages = cpu_to_le32(npages);
+		cmd.page_shift = shift;
+		cmd.flags = pbl.flags;
+	}
+
+	err = qhca_admin_rereg_mr(dev, &cmd);
+	if (umem) {
+		/* The device copied the list: it is not needed any more. */
+		qhca_pbl_free(dev, &pbl);
+		if (err) {
+			ib_umem_release(umem);
+		} else {
+			ib_umem_release(mr->umem);
+			mr->umem = umem;
+		}
+	}
+	if (err)
+		return ERR_PTR(err);
+	mr->access = new_access;
+	return NULL;
 }
 
 int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

@@ -372,6 +372,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.query_qp = qhca_query_qp,
 	.query_srq = qhca_query_srq,
 	.reg_user_mr = qhca_reg_user_mr,
+	.rereg_user_mr = qhca_rereg_user_mr,
 	.req_notify_cq = qhca_req_notify_cq,
 	.resize_cq = qhca_resize_cq,
 

@@ -206,6 +206,7 @@ static uint8_t qhca_exec_query_device(QhcaState *s, const QhcaCmd *cmd,
                                          QHCA_DEV_CAP_PORT_ACTIVE_EVENT |
                                          QHCA_DEV_CAP_SRQ |
                                          QHCA_DEV_CAP_RESIZE_SRQ |
+                                         QHCA_DEV_CAP_REREG_MR |
                                          QHCA_DEV_CAP_UD | QHCA_DEV_CAP_UC |
                                          QHCA_DEV_CAP_CQE_TIMESTAMP |
                                          QHCA_DEV_CAP_MEM_MGT_EXT |
