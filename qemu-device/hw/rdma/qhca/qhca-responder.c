@@ -386,6 +386,57 @@ static QhcaRdRes *qhca_resp_new_res(QhcaQp *qp)
     return &resp->res[resp->res_tail++ % QHCA_MAX_RD_ATOMIC];
 }
 
+/*
+ * The MR through which a single-packet request (an atomic, a FLUSH, an
+ * ATOMIC_WRITE) reaches [va, va + len): the QP and the rkey must both
+ * grant @access, and the queue must have room for its answer.  NULL once
+ * the request is NAKed, *@why (or the lack of room) saying why.
+ */
+static QhcaMr *qhca_resp_target(QhcaState *s, QhcaQp *qp,
+                                const QhcaPacket *pkt, uint64_t va,
+                                uint64_t len, uint8_t access, const char *why)
+{
+    QhcaMr *mr = (qp->access & access) == access ?
+                 qhca_mr_lookup(s, pkt->rkey, qp->pdn, va, len, access) :
+                 NULL;
+
+    if (!mr) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                        QHCA_EVENT_QP_ACCESS_ERR, why);
+        return NULL;
+    }
+    if (!qhca_resp_res_room(qp)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
+                        "more READs and atomics than the responder holds");
+        return NULL;
+    }
+    return mr;
+}
+
+/*
+ * @pkt, a single-packet request, is executed: queue its answer, an atomic
+ * result (@atomic, the value before @orig) or an RDMA READ response with
+ * no data (FLUSH and ATOMIC_WRITE, 1.6), and expect the next PSN.
+ */
+static void qhca_resp_executed(QhcaState *s, QhcaQp *qp,
+                               const QhcaPacket *pkt, bool atomic,
+                               uint64_t orig)
+{
+    QhcaResponder *resp = &qp->resp;
+    QhcaRdRes *r = qhca_resp_new_res(qp);
+
+    *r = (QhcaRdRes) {
+        .opcode = pkt->opcode,
+        .atomic = atomic,
+        .psn = pkt->psn,
+        .npkts = 1,
+        .orig = orig,
+    };
+    resp->epsn = qhca_psn_add(resp->epsn, 1);
+    resp->msn++;
+    qhca_engine_schedule(s, qp);
+}
+
 static void qhca_resp_read(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
     QhcaResponder *resp = &qp->resp;
@@ -427,9 +478,7 @@ static void qhca_resp_read(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 
 static void qhca_resp_atomic(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
-    QhcaResponder *resp = &qp->resp;
     uint64_t val, orig;
-    QhcaRdRes *r;
     QhcaMr *mr;
 
     if (!qp->max_dest_rd_atomic || (pkt->va & 7)) {
@@ -437,18 +486,10 @@ static void qhca_resp_atomic(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
                         "atomic not allowed or misaligned");
         return;
     }
-    mr = (qp->access & QHCA_ACCESS_REMOTE_ATOMIC) ?
-         qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, sizeof(val),
-                        QHCA_ACCESS_REMOTE_ATOMIC) : NULL;
+    mr = qhca_resp_target(s, qp, pkt, pkt->va, sizeof(val),
+                          QHCA_ACCESS_REMOTE_ATOMIC,
+                          "atomic not allowed by the QP or rkey");
     if (!mr) {
-        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
-                        QHCA_EVENT_QP_ACCESS_ERR,
-                        "atomic not allowed by the QP or rkey");
-        return;
-    }
-    if (!qhca_resp_res_room(qp)) {
-        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
-                        "more READs and atomics than the responder holds");
         return;
     }
 
@@ -475,17 +516,7 @@ static void qhca_resp_atomic(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     }
     trace_qhca_resp_atomic(qp->qpn, pkt->psn, pkt->va, orig,
                            le64_to_cpu(val));
-    r = qhca_resp_new_res(qp);
-    *r = (QhcaRdRes) {
-        .opcode = pkt->opcode,
-        .atomic = true,
-        .psn = pkt->psn,
-        .npkts = 1,
-        .orig = orig,
-    };
-    resp->epsn = qhca_psn_add(resp->epsn, 1);
-    resp->msn++;
-    qhca_engine_schedule(s, qp);
+    qhca_resp_executed(s, qp, pkt, true, orig);
 }
 
 /*
@@ -501,12 +532,10 @@ static void qhca_resp_atomic(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
  */
 static void qhca_resp_flush(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
-    QhcaResponder *resp = &qp->resp;
     uint8_t type = pkt->feth & QHCA_FLUSH_TYPE;
     uint8_t level = pkt->feth & QHCA_FLUSH_LEVEL;
     uint64_t va = pkt->va, len = pkt->dma_len;
     uint8_t access = 0;
-    QhcaRdRes *r;
 
     if (qp->type != QHCA_QPT_RC || !qp->max_dest_rd_atomic ||
         (pkt->feth & ~(uint32_t)(QHCA_FLUSH_TYPE | QHCA_FLUSH_LEVEL)) ||
@@ -527,29 +556,13 @@ static void qhca_resp_flush(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         va = qhca_resp_mr_start(s, pkt->rkey);
         len = 0;
     }
-    if ((qp->access & access) != access ||
-        !qhca_mr_lookup(s, pkt->rkey, qp->pdn, va, len, access)) {
-        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
-                        QHCA_EVENT_QP_ACCESS_ERR,
-                        "FLUSH not allowed by the QP or rkey");
-        return;
-    }
-    if (!qhca_resp_res_room(qp)) {
-        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
-                        "more READs and atomics than the responder holds");
+    if (!qhca_resp_target(s, qp, pkt, va, len, access,
+                          "FLUSH not allowed by the QP or rkey")) {
         return;
     }
     smp_mb();
     trace_qhca_resp_flush(qp->qpn, pkt->psn, pkt->feth, va, len);
-    r = qhca_resp_new_res(qp);
-    *r = (QhcaRdRes) {
-        .opcode = pkt->opcode,
-        .psn = pkt->psn,
-        .npkts = 1,
-    };
-    resp->epsn = qhca_psn_add(resp->epsn, 1);
-    resp->msn++;
-    qhca_engine_schedule(s, qp);
+    qhca_resp_executed(s, qp, pkt, false, 0);
 }
 
 /*
@@ -561,9 +574,7 @@ static void qhca_resp_flush(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 static void qhca_resp_atomic_write(QhcaState *s, QhcaQp *qp,
                                    const QhcaPacket *pkt)
 {
-    QhcaResponder *resp = &qp->resp;
     uint64_t val;
-    QhcaRdRes *r;
     QhcaMr *mr;
 
     if (qp->type != QHCA_QPT_RC || !qp->max_dest_rd_atomic ||
@@ -573,18 +584,10 @@ static void qhca_resp_atomic_write(QhcaState *s, QhcaQp *qp,
                         "ATOMIC_WRITE not allowed, not 8 bytes or misaligned");
         return;
     }
-    mr = (qp->access & QHCA_ACCESS_REMOTE_WRITE) ?
-         qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, sizeof(val),
-                        QHCA_ACCESS_REMOTE_WRITE) : NULL;
+    mr = qhca_resp_target(s, qp, pkt, pkt->va, sizeof(val),
+                          QHCA_ACCESS_REMOTE_WRITE,
+                          "ATOMIC_WRITE not allowed by the QP or rkey");
     if (!mr) {
-        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
-                        QHCA_EVENT_QP_ACCESS_ERR,
-                        "ATOMIC_WRITE not allowed by the QP or rkey");
-        return;
-    }
-    if (!qhca_resp_res_room(qp)) {
-        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
-                        "more READs and atomics than the responder holds");
         return;
     }
     memcpy(&val, pkt->payload, sizeof(val));
@@ -595,15 +598,7 @@ static void qhca_resp_atomic_write(QhcaState *s, QhcaQp *qp,
         return;
     }
     trace_qhca_resp_atomic_write(qp->qpn, pkt->psn, pkt->va);
-    r = qhca_resp_new_res(qp);
-    *r = (QhcaRdRes) {
-        .opcode = pkt->opcode,
-        .psn = pkt->psn,
-        .npkts = 1,
-    };
-    resp->epsn = qhca_psn_add(resp->epsn, 1);
-    resp->msn++;
-    qhca_engine_schedule(s, qp);
+    qhca_resp_executed(s, qp, pkt, false, 0);
 }
 
 /*
