@@ -90,27 +90,7 @@ iscsid_stop() {
 iser_adm() { shown timeout 90 iscsiadm "$@"; }
 
 # iser_session: the sysfs session of our target, or nothing.
-iser_session() {
-	local s
-	for s in /sys/class/iscsi_session/session*; do
-		[ "$(cat "$s/targetname" 2>/dev/null)" = "$iser_iqn" ] && { echo "$s"; return 0; }
-	done
-	return 1
-}
-
-# iser_disk: the SCSI disk of our session's LUN 0, waited for (bounded).
-iser_disk() {
-	local end=$((SECONDS + 30)) s d
-	while [ $SECONDS -lt $end ]; do
-		if s=$(iser_session); then
-			for d in "$s"/device/target*/*:0:0:0/block/sd*; do
-				[ -b "/dev/${d##*/}" ] && { echo "/dev/${d##*/}"; return 0; }
-			done
-		fi
-		sleep 0.2
-	done
-	return 1
-}
+iser_session() { sysfs_find targetname "$iser_iqn" /sys/class/iscsi_session/session*; }
 
 # iser_is_iser: the session is on the iser transport, ib_iser holds it and
 # qhca0 carries its rdma_cm connection to the portal.
@@ -120,7 +100,7 @@ iser_is_iser() {
 	grep -E 'Iface Transport|Current Portal|Attached scsi disk|iSCSI Session State' <<< "$p3" | show
 	refs=$(cat /sys/module/ib_iser/refcnt)
 	echo "# ib_iser refcnt $refs"
-	cm=$(rdma res show cm_id 2>&1 | grep "link $rdev/1 .* dst-addr $(resolve "$other"):$iser_svc ")
+	cm=$(cm_to "$iser_svc")
 	show <<< "$cm"
 	grep -qE '^[[:space:]]*Iface Transport: iser$' <<< "$p3" && [ "$refs" -gt 0 ] && [ -n "$cm" ]
 }
@@ -167,7 +147,7 @@ iser_initiator() {
 	result "iser: iscsiadm login to $iser_iqn"
 	iser_is_iser
 	result "iser: the session is iSER (iface transport iser, ib_iser in use, rdma_cm on $rdev)"
-	dev=$(iser_disk)
+	dev=$(scsi_disk iser_session)
 	result "iser: the LUN's SCSI disk appears (${dev:-none})"
 	[ -b "$dev" ] && shown dd if=/tmp/ulp-iser-4m of="$dev" bs=64k oflag=direct
 	result "iser: dd wrote 4 MiB at offset 0"
@@ -183,7 +163,7 @@ iser_initiator() {
 	result "iser: ib_iser holds nothing after the logout"
 	iser_login && iser_is_iser
 	result "iser: login again, iSER"
-	dev=$(iser_disk)
+	dev=$(scsi_disk iser_session)
 	[ -b "$dev" ] && [ "$(sum4m "$dev")" = "$want" ]
 	result "iser: after the new login the first 4 MiB read back intact"
 	iser_logout && iser_adm -m node -o delete -T "$iser_iqn" && ! iser_session > /dev/null

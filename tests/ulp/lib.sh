@@ -98,6 +98,35 @@ lio_fileio_stop() {
 	! mountpoint -q "$(dirname "$3")" || umount "$(dirname "$3")"
 }
 
+# sysfs_find ATTR VALUE DIR...: the first DIR whose file ATTR reads VALUE.
+sysfs_find() {
+	local a=$1 v=$2 d
+	shift 2
+	for d in "$@"; do
+		[ "$(cat "$d/$a" 2>/dev/null)" = "$v" ] && { echo "$d"; return 0; }
+	done
+	return 1
+}
+
+# cm_to PORT: rdma res's line of an rdma_cm connection on this guest's
+# device to the partner's address and PORT; fails without one.
+cm_to() { rdma res show cm_id 2>&1 | grep "link $rdev/1 .* dst-addr $(resolve "$other"):$1 "; }
+
+# scsi_disk FUNC: the SCSI disk of LUN 0 below the sysfs device FUNC
+# prints (an iSCSI session, an SRP SCSI host), waited for (30 s at most).
+scsi_disk() {
+	local end=$((SECONDS + 30)) s d
+	while [ $SECONDS -lt $end ]; do
+		if s=$("$1"); then
+			for d in "$s"/device/target*/*:0:0:0/block/sd*; do
+				[ -b "/dev/${d##*/}" ] && { echo "/dev/${d##*/}"; return 0; }
+			done
+		fi
+		sleep 0.2
+	done
+	return 1
+}
+
 # shown CMD...: CMD's output as TAP diagnostics, its exit status kept
 # (a pipe into show would give show's).
 shown() {

@@ -69,27 +69,7 @@ srp_target_stop() {
 
 # srp_host: the SCSI host of our target (its id_ext the target's GUID), or
 # nothing.
-srp_host() {
-	local h
-	for h in /sys/class/scsi_host/host*; do
-		[ "$(cat "$h/id_ext" 2>/dev/null)" = "0x$srp_guid" ] && { echo "$h"; return 0; }
-	done
-	return 1
-}
-
-# srp_disk: the SCSI disk of our target's LUN 0, waited for (bounded).
-srp_disk() {
-	local end=$((SECONDS + 30)) h d
-	while [ $SECONDS -lt $end ]; do
-		if h=$(srp_host); then
-			for d in "$h"/device/target*/*:0:0:0/block/sd*; do
-				[ -b "/dev/${d##*/}" ] && { echo "/dev/${d##*/}"; return 0; }
-			done
-		fi
-		sleep 0.2
-	done
-	return 1
-}
+srp_host() { sysfs_find id_ext "0x$srp_guid" /sys/class/scsi_host/host*; }
 
 # srp_add: log in to the target through qhca0's SRP port.
 srp_add() {
@@ -107,13 +87,10 @@ srp_is_srp() {
 	h=$(srp_host) || return 1
 	echo "# ${h##*/}: $(cat "$h/local_ib_device") port $(cat "$h/local_ib_port")," \
 		"id_ext $(cat "$h/id_ext"), dgid $(cat "$h/dgid" 2>/dev/null)"
-	cm=$(srp_cm)
+	cm=$(cm_to "$srp_cm_port")
 	show <<< "$cm"
 	[ "$(cat "$h/local_ib_device")" = "$rdev" ] && [ -n "$cm" ]
 }
-
-# srp_cm: our rdma_cm connection to the target's listener, if any.
-srp_cm() { rdma res show cm_id 2>&1 | grep "link $rdev/1 .* dst-addr $(resolve "$other"):$srp_cm_port "; }
 
 # srp_delete: delete our target port; within 30 s its SCSI host and its
 # rdma_cm connection are gone, which ib_srp tears down before it drops the
@@ -124,7 +101,7 @@ srp_delete() {
 	h=$(srp_host) || return 1
 	p=/sys/class/srp_remote_ports/port-${h##*/host}:1
 	echo 1 > "$p/delete" || return 1
-	while srp_host > /dev/null || srp_cm > /dev/null; do
+	while srp_host > /dev/null || cm_to "$srp_cm_port" > /dev/null; do
 		[ $SECONDS -lt $end ] || return 1
 		sleep 0.2
 	done
@@ -169,7 +146,7 @@ srp_initiator() {
 	result "srp: add_target to $other:$srp_cm_port"
 	srp_is_srp
 	result "srp: the SCSI host is ib_srp's on $rdev, rdma_cm to $other:$srp_cm_port"
-	dev=$(srp_disk)
+	dev=$(scsi_disk srp_host)
 	result "srp: the LUN's SCSI disk appears (${dev:-none})"
 	[ -b "$dev" ] && shown dd if=/tmp/ulp-srp-4m of="$dev" bs=64k oflag=direct
 	result "srp: dd wrote 4 MiB at offset 0"
@@ -182,7 +159,7 @@ srp_initiator() {
 	result "srp: the target port deleted: its SCSI host is gone"
 	srp_add && srp_is_srp
 	result "srp: add_target again, on $rdev"
-	dev=$(srp_disk)
+	dev=$(scsi_disk srp_host)
 	[ -b "$dev" ] && [ "$(sum4m "$dev")" = "$want" ]
 	result "srp: after the new login the first 4 MiB read back intact"
 	srp_delete
