@@ -487,6 +487,87 @@ static uint64_t fzv_raddr(Fz *f)
     return f->scratch + FZ_SCRATCH / 2 + 8 * fz_below(f, FZ_SCRATCH / 64);
 }
 
+/*
+ * MODIFY_SRQ MAX_WR (1.6) of SRQ slot @s to 2 .. 64 WQEs, now and then a
+ * ring outside RAM, while the engine may be taking its WQEs; the slot
+ * follows a success.
+ */
+static void fzv_resize_srq(Fz *f, int s, bool mutate)
+{
+    QhcaSrq *srq = &f->srq[s];
+    uint8_t depth = 1 + fz_below(f, 6);
+    struct qhca_cmd_modify_srq m = {
+        .srqn = cpu_to_le32(srq->srqn),
+        .attr_mask = cpu_to_le32(QHCA_SRQ_ATTR_MAX_WR),
+        .ring_addr = cpu_to_le64(fz_chance(f, 95) ?
+                                 guest_alloc(&f->t->alloc,
+                                             (uint64_t)srq->stride << depth) :
+                                 fzv_far_addr(f)),
+        .depth_log2 = depth,
+    };
+
+    if (fz_chance(f, 20)) {
+        m.attr_mask |= cpu_to_le32(QHCA_SRQ_ATTR_LIMIT);
+        m.limit = cpu_to_le32(fz_below(f, 70));
+    }
+    if (fzv_submit(f, QHCA_CMD_MODIFY_SRQ, &m, sizeof(m), mutate, NULL) ==
+        QHCA_AQ_SUCCESS && le32_to_cpu(m.srqn) == srq->srqn &&
+        (le32_to_cpu(m.attr_mask) & QHCA_SRQ_ATTR_MAX_WR)) {
+        srq->ring = le64_to_cpu(m.ring_addr);
+        srq->entries = 1u << m.depth_log2;
+    }
+}
+
+/*
+ * REREG_MR (1.6): a page-list MR of its own, re-registered with a random
+ * mask (a new page list, the other PD, new access), often mutated; now
+ * and then the command aims at another MR (physical, fast-reg, none).
+ * The MR goes again, whatever the rereg did.
+ */
+static void fzv_rereg_mr(Fz *f, bool mutate)
+{
+    uint32_t n = 1 + fz_below(f, 4), n2 = 1 + fz_below(f, 6);
+    struct qhca_cmd_reg_mr r = {
+        .iova = cpu_to_le64(0x40000000ull + 512 * fz_below(f, 8)),
+        .length = cpu_to_le64(4096ull * n - 4096 + 1 + fz_below(f, 3584)),
+        .pbl_addr = cpu_to_le64(fzv_page_list(f, n)),
+        .pdn = cpu_to_le32(f->h.pdn),
+        .npages = cpu_to_le32(n),
+        .access = QHCA_ACCESS_LOCAL_WRITE | QHCA_ACCESS_REMOTE_WRITE,
+        .key = fz_below(f, 256),
+        .page_shift = 12,
+    };
+    struct qhca_cmd_rereg_mr c = { .mask = 1 + fz_below(f, 7) };
+    uint32_t index;
+
+    /* The iova's offset into its page may need one page more. */
+    if ((le64_to_cpu(r.iova) & 4095) + le64_to_cpu(r.length) > 4096ull * n) {
+        r.length = cpu_to_le64(4096ull * n - (le64_to_cpu(r.iova) & 4095));
+    }
+    if (fzv_submit(f, QHCA_CMD_REG_MR, &r, sizeof(r), false, &index) !=
+        QHCA_AQ_SUCCESS) {
+        return;
+    }
+    c.index = cpu_to_le32(fz_chance(f, 85) ? index :
+                          fz_chance(f, 50) ? f->phys_key >> 8 :
+                          fz_interesting(f));
+    if (c.mask & QHCA_REREG_TRANSLATION) {
+        c.iova = cpu_to_le64(fz_interesting(f) & ~4095ull);
+        c.length = cpu_to_le64(4096ull * n2);
+        c.pbl_addr = cpu_to_le64(fzv_page_list(f, n2));
+        c.npages = cpu_to_le32(n2);
+        c.page_shift = 12;
+    }
+    if (c.mask & QHCA_REREG_PD) {
+        c.pdn = cpu_to_le32(fz_handle(f, f->pd, f->pd_live, FZ_NH));
+    }
+    if (c.mask & QHCA_REREG_ACCESS) {
+        c.access = fz_below(f, 0x80);
+    }
+    fzv_submit(f, QHCA_CMD_REREG_MR, &c, sizeof(c), mutate, NULL);
+    fzv_handle_cmd(f, QHCA_CMD_DEREG_MR, index);
+}
+
 /* ------------------------------------------------------------------ */
 /* Builds: whole configurations, then traffic through them             */
 
@@ -532,6 +613,10 @@ static void fzv_build_srq(Fz *f)
                  fzv_raddr(f), f->phys_key, 0, false);
     }
     qt_qp_ring_sq(f->t, &f->qp[b]);
+    if (fz_chance(f, 25)) {
+        /* Resized while the sends take its WQEs (1.6). */
+        fzv_resize_srq(f, s, fz_chance(f, 20));
+    }
     if (fz_chance(f, 30)) {
         /* The sends wait on RNR; a WQE arrives later (RNR done). */
         g_usleep(500);
@@ -1199,6 +1284,11 @@ void fzv_cmd(Fz *f)
             .flags = QHCA_MR_F_FAST_REG,
         };
 
+        /* Or a REREG_MR (1.6). */
+        if (fz_chance(f, 30)) {
+            fzv_rereg_mr(f, mutate);
+            break;
+        }
         i = fz_slot(f, f->fr_live, FZ_NFR, false);
         if (fzv_submit(f, QHCA_CMD_REG_MR, &c, sizeof(c), mutate, &res) ==
             QHCA_AQ_SUCCESS && i >= 0 && !mutate) {
