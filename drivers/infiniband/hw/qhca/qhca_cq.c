@@ -524,6 +524,8 @@ QHCA_SAME_WC(FETCH_ADD);
 QHCA_SAME_WC(BIND_MW);
 QHCA_SAME_WC(LOCAL_INV);
 QHCA_SAME_WC(REG_MR);
+QHCA_SAME_WC(FLUSH);
+QHCA_SAME_WC(ATOMIC_WRITE);
 QHCA_SAME_WC(RECV);
 QHCA_SAME_WC(RECV_RDMA_WITH_IMM);
 
@@ -682,5 +684,3 @@ int qhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;
 }
-QHCA_SAME_WC(FLUSH);
-QHCA_SAME_WC(ATOMIC_WRITE);
