@@ -862,6 +862,61 @@ static void test_srq_resize(void)
     srt_stop(s);
 }
 
+/*
+ * An XRC SRQ resizes the same way: its posted WQEs, wrapped round the
+ * old ring, sit at the same free-running indexes of the new one, byte
+ * for byte, and it keeps its domain and CQ references.
+ */
+static void test_srq_resize_xrc(void)
+{
+    Srt *s = srt_start("");
+    QhcaTest *t = s->t;
+    QhcaCq *cq = srt_cq(s);
+    QhcaSrq srq;
+    struct qhca_cmd_create_srq c = qt_srq_prepare(t, &srq, s->pdn, s->uar,
+                                                  SRQ_LOG2, SRQ_STRIDE_LOG2);
+    uint64_t ring = srt_ring(s, 4);
+    uint8_t want[1u << SRQ_STRIDE_LOG2], got[1u << SRQ_STRIDE_LOG2];
+    uint32_t xrcd;
+    uint16_t idx;
+    int i;
+
+    g_assert_cmpuint(qt_cmd(t, QHCA_CMD_ALLOC_XRCD, NULL, 0, &xrcd), ==,
+                     QHCA_AQ_SUCCESS);
+    c.type = QHCA_SRQT_XRC;
+    c.xrcd = cpu_to_le32(xrcd);
+    c.cqn = cpu_to_le32(cq->cqn);
+    g_assert_cmpuint(qt_srq_create_cmd(t, &srq, &c), ==, QHCA_AQ_SUCCESS);
+
+    /* Six posted, none taken: 4 cannot hold them, 16 can. */
+    srt_post_n(s, &srq, guest_alloc(&t->alloc, 64 * 64), 600, 6);
+    g_assert_cmpuint(srt_resize(s, srq.srqn, QHCA_SRQ_ATTR_MAX_WR, 0, ring,
+                                2), ==, QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srt_resize(s, srq.srqn, QHCA_SRQ_ATTR_MAX_WR, 0, ring,
+                                4), ==, QHCA_AQ_SUCCESS);
+    for (idx = 0; idx < 6; idx++) {
+        qtest_memread(t->qts, qt_srq_slot(&srq, idx), want, sizeof(want));
+        qtest_memread(t->qts, ring + idx * sizeof(got), got, sizeof(got));
+        g_assert_cmpmem(got, sizeof(got), want, sizeof(want));
+        g_assert_cmpuint(ldq_le_p(got), ==, 600 + idx);
+    }
+    g_assert_cmpuint(le16_to_cpu(qt_query_srq(t, srq.srqn).pi), ==, 6);
+    srt_moved(s, &srq, ring, 4);
+    g_assert_cmpuint(qt_query_srq(t, srq.srqn).depth_log2, ==, 4);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_XRCD, xrcd), ==,
+                     QHCA_AQ_BAD_STATE);
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_CQ, cq->cqn), ==,
+                     QHCA_AQ_BAD_STATE);
+    for (i = 0; i < 2; i++) {
+        g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DESTROY_SRQ, srq.srqn), ==,
+                         i ? QHCA_AQ_BAD_HANDLE : QHCA_AQ_SUCCESS);
+    }
+    g_assert_cmpuint(qt_handle_cmd(t, QHCA_CMD_DEALLOC_XRCD, xrcd), ==,
+                     QHCA_AQ_SUCCESS);
+    g_free(cq);
+    srt_stop(s);
+}
+
 int main(int argc, char **argv)
 {
     if (!qt_init(&argc, &argv)) {
@@ -875,6 +930,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/srq/doorbell", test_srq_doorbell);
     qtest_add_func("/qhca/srq/traffic", test_srq_traffic);
     qtest_add_func("/qhca/srq/resize", test_srq_resize);
+    qtest_add_func("/qhca/srq/resize-xrc", test_srq_resize_xrc);
 
     return g_test_run();
 }
