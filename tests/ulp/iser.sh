@@ -12,8 +12,10 @@
 # qhca0), so a login that fell back to TCP fails.
 #
 # The target is set up through configfs, not targetcli: targetcli-fb
-# exits 255 in the guest ("g-io-error-quark: Could not connect", it finds
-# no D-Bus there) and takes 5 s a call under TCG before it does.
+# exits 255 in the guest ("g-io-error-quark: Could not connect"): its
+# backstores node asks the D-Bus system bus for tcmu-runner's handlers
+# (Gio.bus_get_sync in ui_backstore.py, outside its try), and the guest
+# has no system bus; it also takes 5 s a call under TCG.
 
 iser_iqn=iqn.2026-12.org.qhca:ulp-iser
 iser_hba=fileio_7
