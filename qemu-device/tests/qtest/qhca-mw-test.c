@@ -52,10 +52,10 @@ static void mwt_stop(Mwt *m)
     g_free(m);
 }
 
-/* An RC QP of PD @pdn in RTS, connected to itself. */
-static QhcaQp *mwt_qp(Mwt *m, uint32_t pdn)
+/* An RC QP of PD @pdn on the test's CQ. */
+static QhcaQpSpec mwt_spec(Mwt *m, uint32_t pdn)
 {
-    const QhcaQpSpec spec = {
+    return (QhcaQpSpec) {
         .type = QHCA_QPT_RC,
         .pdn = pdn,
         .uar = m->uar,
@@ -66,6 +66,12 @@ static QhcaQp *mwt_qp(Mwt *m, uint32_t pdn)
         .rq_log2 = 2,
         .rq_stride_log2 = 6,
     };
+}
+
+/* An RC QP of PD @pdn in RTS, connected to itself. */
+static QhcaQp *mwt_qp(Mwt *m, uint32_t pdn)
+{
+    const QhcaQpSpec spec = mwt_spec(m, pdn);
     static const QhcaPath path = {
         .rc = true,
         .dlid = QT_LID,
@@ -537,17 +543,7 @@ static uint8_t rr_cmd(Mwt *m, const struct qhca_cmd_rereg_mr *p)
 static uint8_t rr_write(Mwt *m, uint32_t pdn, uint32_t rkey, uint64_t raddr,
                         uint32_t len, uint8_t seed)
 {
-    QhcaQpSpec spec = {
-        .type = QHCA_QPT_RC,
-        .pdn = m->pdn,
-        .uar = m->uar,
-        .send_cqn = m->cq.cqn,
-        .recv_cqn = m->cq.cqn,
-        .sq_log2 = SQ_LOG2,
-        .sq_stride_log2 = SQ_STRIDE_LOG2,
-        .rq_log2 = 2,
-        .rq_stride_log2 = 6,
-    };
+    QhcaQpSpec spec = mwt_spec(m, m->pdn);
     g_autofree QhcaQp *req = qt_qp_new(m->t, &spec);
     g_autofree QhcaQp *resp = NULL;
     g_autofree uint8_t *buf = g_malloc(len);

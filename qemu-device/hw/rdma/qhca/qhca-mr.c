@@ -184,6 +184,37 @@ static const char *qhca_mr_check_params(const struct qhca_cmd_reg_mr *p)
     return NULL;
 }
 
+/*
+ * The page list of @p (an MR with one, checked by qhca_mr_check_params()),
+ * copied into host memory and checked page by page, into *@pages; on
+ * failure the command is rejected.
+ */
+static uint8_t qhca_mr_load_pages(QhcaState *s, const QhcaCmd *cmd,
+                                  const struct qhca_cmd_reg_mr *p,
+                                  uint64_t **pages)
+{
+    uint32_t npages = le32_to_cpu(p->npages);
+    g_autofree uint64_t *list = g_try_new(uint64_t, npages);
+    const char *why;
+    uint8_t status;
+
+    if (!list) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
+                                "no host memory for the page list");
+    }
+    if (!qhca_mr_read_pbl(s, le64_to_cpu(p->pbl_addr),
+                          p->flags & QHCA_MR_F_PBL_INDIRECT, list, npages)) {
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
+                                "page list not in guest RAM");
+    }
+    status = qhca_mr_check_pages(s, list, npages, p->page_shift, &why);
+    if (status != QHCA_AQ_SUCCESS) {
+        return qhca_exec_reject(s, cmd, status, why);
+    }
+    *pages = g_steal_pointer(&list);
+    return QHCA_AQ_SUCCESS;
+}
+
 uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
                     const struct qhca_cmd_reg_mr *p, uint32_t *index)
 {
@@ -218,20 +249,9 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
                                     "no host memory for the page list");
         }
     } else if (!phys) {
-        pages = g_try_new(uint64_t, npages);
-        if (!pages) {
-            return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
-                                    "no host memory for the page list");
-        }
-        if (!qhca_mr_read_pbl(s, le64_to_cpu(p->pbl_addr),
-                              p->flags & QHCA_MR_F_PBL_INDIRECT,
-                              pages, npages)) {
-            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                                    "page list not in guest RAM");
-        }
-        status = qhca_mr_check_pages(s, pages, npages, p->page_shift, &why);
+        status = qhca_mr_load_pages(s, cmd, p, &pages);
         if (status != QHCA_AQ_SUCCESS) {
-            return qhca_exec_reject(s, cmd, status, why);
+            return status;
         }
     }
 
@@ -364,20 +384,9 @@ uint8_t qhca_mr_rereg(QhcaState *s, const QhcaCmd *cmd,
             return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
                                     "max-mr-pages reached");
         }
-        pages = g_try_new(uint64_t, npages);
-        if (!pages) {
-            return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
-                                    "no host memory for the page list");
-        }
-        if (!qhca_mr_read_pbl(s, le64_to_cpu(r.pbl_addr),
-                              r.flags & QHCA_MR_F_PBL_INDIRECT,
-                              pages, npages)) {
-            return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_ADDRESS,
-                                    "page list not in guest RAM");
-        }
-        status = qhca_mr_check_pages(s, pages, npages, r.page_shift, &why);
+        status = qhca_mr_load_pages(s, cmd, &r, &pages);
         if (status != QHCA_AQ_SUCCESS) {
-            return qhca_exec_reject(s, cmd, status, why);
+            return status;
         }
         s->mr_pages = s->mr_pages - mr->npages + npages;
         g_free(mr->pages);
