@@ -11,11 +11,11 @@
 # pattern the peer wrote).  The server binds its address on the segment
 # (-s), which is how the verbs provider finds the device.
 #
-# ofi_rxm sizes its verbs CQ for every peer it may have, (rx + tx queue)
-# times FI_UNIVERSE_SIZE (256 by default): about 100000 entries, more than
-# qhca0's (and rxe's) 32768, so ibv_create_cq refuses it and fi_enable
-# fails (EINVAL; libfabric's verbs provider does not split a CQ that
-# big).  The runs here have one peer: FI_UNIVERSE_SIZE says so.
+# ofi_rxm sizes its verbs CQ for every peer it may have, FI_UNIVERSE_SIZE
+# (256 by default): more entries than qhca0's (and rxe's) 32768, so
+# ibv_create_cq refuses it and fi_enable fails with EINVAL (128 fits;
+# libfabric's verbs provider does not split a CQ that big).  The runs
+# here have one peer: FI_UNIVERSE_SIZE says so.
 
 declare -A fi_prov=([msg]=verbs [rdm]="verbs;ofi_rxm")
 
