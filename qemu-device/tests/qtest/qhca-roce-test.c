@@ -710,6 +710,71 @@ static void test_placement_naks(void)
 }
 
 /*
+ * The ICRC Linux 6.12's rxe gives a frame of @len bytes: the IBA's over
+ * everything, then the CRC-32 goes on over the BTH and what follows up to
+ * the ICRC once more, as rxe does for a FLUSH (its opcode table gives
+ * FLUSH no payload offset).
+ */
+static uint32_t roce_rxe_icrc(const uint8_t *f, size_t len, size_t ib)
+{
+    uint32_t crc = ~qt_icrc(f, len);
+    size_t i;
+    int k;
+
+    for (i = ib; i < len - QT_ICRC_LEN; i++) {
+        crc ^= f[i];
+        for (k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+/*
+ * 1.6: rxe's FLUSH frames carry that ICRC: B takes one (and answers it),
+ * while a FLUSH with neither ICRC, and an ATOMIC_WRITE with rxe's kind,
+ * are dropped as bad ICRCs.
+ */
+static void test_placement_rxe_icrc(void)
+{
+    Roce *r = roce_start(false);
+    uint8_t hdr[20], pay[8] = { 0 };
+    uint32_t key;
+    size_t len, ib;
+    QtRoce p;
+
+    if (!r) {
+        return;
+    }
+    key = roce_flush_target(r);
+    stl_be_p(hdr, 0x01);
+    stq_be_p(hdr + 4, r->buf + ROCE_WRITE_OFF);
+    stl_be_p(hdr + 12, key);
+    stl_be_p(hdr + 16, 64);
+    len = roce_build(r, r->frame, OP_FLUSH, r->b.qpn, ROCE_PSN_A, hdr, 20,
+                     NULL, 0);
+    ib = roce_bth(r, r->frame) - r->frame;
+    stl_le_p(r->frame + len - QT_ICRC_LEN, ~qt_icrc(r->frame, len));
+    qt_wire_send(r->t, r->frame, len);
+    g_assert(qt_wire_flush(r->t, QHCA_TIMEOUT_US));
+    stl_le_p(r->frame + len - QT_ICRC_LEN,
+             roce_rxe_icrc(r->frame, len, ib));
+    qt_wire_send(r->t, r->frame, len);
+    roce_expect_read_ack(r, ROCE_PSN_A, 1, &p);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ICRC_ERRORS), ==, 1);
+
+    len = roce_build(r, r->frame, OP_ATOMIC_WRITE, r->b.qpn,
+                     ROCE_PSN_A + 1, hdr + 4, 16, pay, 8);
+    stl_le_p(r->frame + len - QT_ICRC_LEN,
+             roce_rxe_icrc(r->frame, len, ib));
+    qt_wire_send(r->t, r->frame, len);
+    g_assert(qt_wire_flush(r->t, QHCA_TIMEOUT_US));
+    qt_wait_counter(r->t, QHCA_CNT_ICRC_ERRORS, 2);
+    g_assert_cmpuint(qt_qp_state(r->t, &r->b), ==, QHCA_QPS_RTS);
+    roce_finish(r, 2);
+}
+
+/*
  * UD both ways: a frame with DETH and ImmDt lands in the receive buffer
  * after its GRH slot, which holds the IP header as it came (IPv4: 20 zero
  * bytes first), and the CQE tells the header type and the sender's MAC;
@@ -1517,6 +1582,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/roce/inject", test_inject);
     qtest_add_func("/qhca/roce/placement", test_placement);
     qtest_add_func("/qhca/roce/placement-naks", test_placement_naks);
+    qtest_add_func("/qhca/roce/placement-rxe-icrc", test_placement_rxe_icrc);
     qtest_add_data_func("/qhca/roce/ud-ipv4", (void *)(uintptr_t)false,
                         test_ud);
     qtest_add_data_func("/qhca/roce/ud-ipv6", (void *)(uintptr_t)true,

@@ -203,6 +203,25 @@ static uint32_t qhca_roce_icrc(const uint8_t *ip, bool v4, size_t len)
     return crc;
 }
 
+/*
+ * 1.6: the ICRC Linux 6.12's rxe gives a FLUSH (RC, 0x1c) of @len bytes
+ * from the IP header at @ip to the end: its opcode table has no payload
+ * offset for FLUSH, so the "payload" it adds after the headers is the
+ * BTH, FETH and RETH once more, as they are.  A FLUSH that fails the
+ * IBA's ICRC is taken with this one (trace qhca_roce_rxe_flush_icrc);
+ * qhca sends the IBA's, which rxe drops.
+ */
+static bool qhca_roce_rxe_flush_icrc(const uint8_t *ip, bool v4, size_t len,
+                                     uint32_t icrc)
+{
+    size_t ib = (v4 ? IP4_HLEN : IP6_HLEN) + UDP_HLEN;
+
+    if (ip[ib] != (QHCA_IB_TRANSPORT_RC | QHCA_IB_FLUSH)) {
+        return false;
+    }
+    return crc32(qhca_roce_icrc(ip, v4, len), ip + ib, len - ib) == icrc;
+}
+
 /* The one's complement sum of the IPv4 header: 0xffff when it is good. */
 static uint16_t qhca_roce_ip4_sum(const uint8_t *ip)
 {
@@ -569,7 +588,7 @@ const char *qhca_roce_decode(const uint8_t *frame, size_t len,
     const uint8_t *ip = frame + QHCA_ETH_HLEN;
     const uint8_t *udp, *bth;
     size_t iplen, udplen, rest;
-    uint32_t paylen;
+    uint32_t paylen, icrc;
     const char *why;
     int h;
 
@@ -604,10 +623,16 @@ const char *qhca_roce_decode(const uint8_t *frame, size_t len,
     if (bth[1] & BTH_TVER_MASK) {
         return "BTH transport version not 0";
     }
-    if (ldl_le_p(bth + rest - ICRC_LEN) !=
-        qhca_roce_icrc(ip, pkt->net_type == QHCA_NET_IPV4,
-                       iplen + UDP_HLEN + rest - ICRC_LEN)) {
-        return qhca_roce_bad_icrc;
+    icrc = ldl_le_p(bth + rest - ICRC_LEN);
+    if (icrc != qhca_roce_icrc(ip, pkt->net_type == QHCA_NET_IPV4,
+                               iplen + UDP_HLEN + rest - ICRC_LEN)) {
+        if (!qhca_roce_rxe_flush_icrc(ip, pkt->net_type == QHCA_NET_IPV4,
+                                      iplen + UDP_HLEN + rest - ICRC_LEN,
+                                      icrc)) {
+            return qhca_roce_bad_icrc;
+        }
+        trace_qhca_roce_rxe_flush_icrc(ldl_be_p(bth + 4) & QHCA_QPN_MASK,
+                                       ldl_be_p(bth + 8) & QHCA_PSN_MASK);
     }
     why = qhca_roce_check_bth(bth, rest, &h, &paylen);
     if (why) {
