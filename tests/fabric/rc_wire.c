@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 #define CTL_WAIT_S	60
 #define POLL_MS		20000
@@ -64,6 +65,7 @@ static int gid_index = -1;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_device_attr dattr;
+static uint64_t dcaps_ex;		/* ibv_query_device_ex()'s, or 0 */
 static struct ibv_port_attr pattr;
 static union ibv_gid my_gid;
 static FILE *cin, *cout;
@@ -232,6 +234,16 @@ struct test {
 	int (*resp)(struct wire *w);	/* responder, after READY */
 };
 
+/*
+ * The IBA 1.5 memory placement tests (below): extended QPs that may post
+ * FLUSH and ATOMIC_WRITE, the QPs and the target allowing FLUSH_GLOBAL.
+ */
+static bool placement_test(const struct test *t)
+{
+	return !strncmp(t->name, "atomic_write", 12) ||
+	       !strcmp(t->name, "flush");
+}
+
 static uint32_t seed_of(int q, int i)
 {
 	return (uint32_t)(test_num << 16 | q << 8 | i) * 2654435761u;
@@ -348,6 +360,8 @@ static int setup(struct wire *w, const struct test *t, bool requester)
 	char line[256], gs[40];
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	int qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC;
 
 	w->t = t;
 	w->requester = requester;
@@ -363,6 +377,10 @@ static int setup(struct wire *w, const struct test *t, bool requester)
 	w->lmr = ibv_reg_mr(pd, w->lbuf, w->size, IBV_ACCESS_LOCAL_WRITE);
 	if (t->mw)
 		access |= IBV_ACCESS_MW_BIND;
+	if (placement_test(t)) {
+		access |= IBV_ACCESS_FLUSH_GLOBAL;
+		qp_access |= IBV_ACCESS_FLUSH_GLOBAL;
+	}
 	w->tmr = ibv_reg_mr(pd, w->tbuf, w->size, access);
 	if (!w->lmr || !w->tmr)
 		return fail("ibv_reg_mr: %s", strerror(errno));
@@ -379,12 +397,27 @@ static int setup(struct wire *w, const struct test *t, bool requester)
 		};
 		struct ibv_qp_attr a = {
 			.qp_state = IBV_QPS_INIT, .port_num = 1,
-			.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-					   IBV_ACCESS_REMOTE_READ |
-					   IBV_ACCESS_REMOTE_ATOMIC,
+			.qp_access_flags = qp_access,
 		};
 
-		w->qp[q] = ibv_create_qp(pd, &ia);
+		if (placement_test(t)) {
+			struct ibv_qp_init_attr_ex iax = {
+				.send_cq = ia.send_cq, .recv_cq = ia.recv_cq,
+				.cap = ia.cap, .qp_type = IBV_QPT_RC,
+				.comp_mask = IBV_QP_INIT_ATTR_PD |
+					     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+				.pd = pd,
+				.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+						  IBV_QP_EX_WITH_FLUSH |
+						  IBV_QP_EX_WITH_ATOMIC_WRITE,
+			};
+
+			iax.cap.max_inline_data = 64;
+
+			w->qp[q] = ibv_create_qp_ex(ctx, &iax);
+		} else {
+			w->qp[q] = ibv_create_qp(pd, &ia);
+		}
 		if (!w->qp[q])
 			return fail("ibv_create_qp %d: %s", q, strerror(errno));
 		if (ibv_modify_qp(w->qp[q], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -867,6 +900,121 @@ static int atomic_resp(struct wire *w)
 	if (not_byte(tslot(w, 0) + 16, MSG_SLOT - 16, POISON) >= 0)
 		return fail("an atomic wrote past its 8 bytes");
 	return 0;
+}
+
+/*
+ * The IBA 1.5 memory placement tests, with ibv_wr_*() (rdma-core 56.1's rxe
+ * provider copies no remote address or rkey into the work request of an
+ * ibv_post_send() IBV_WR_ATOMIC_WRITE: rxe sends rkey 0; qhca's own
+ * ibv_post_send() form is tests/flush_atomic_write.c's).
+ *
+ *   atomic_write      two ATOMIC_WRITEs of 8 bytes land whole, and
+ *                     nothing beside them
+ *   atomic_write_bad  one at an address not 8-byte aligned is an invalid
+ *                     request, the target untouched
+ *   flush             an RDMA WRITE of 5000 bytes, a FLUSH of its range
+ *                     and one of the whole MR complete in order, and the
+ *                     WRITE is in place
+ */
+#define AW_1		0x1122334455667788ull
+#define AW_2		0x99aabbccddeeff00ull
+#define FL_OFF		64
+
+/* One signaled ATOMIC_WRITE of v to raddr, posted alone. */
+static int wr_atomic_write(struct wire *w, uint64_t id, uint64_t raddr,
+			   uint64_t v)
+{
+	struct ibv_qp_ex *q = ibv_qp_to_qp_ex(w->qp[0]);
+	int ret;
+
+	ibv_wr_start(q);
+	q->wr_id = id;
+	q->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(q, w->rem[0].rkey, raddr, &v);
+	ret = ibv_wr_complete(q);
+	return ret ? fail("ibv_wr_complete: %s", strerror(ret)) : 0;
+}
+
+static int atomic_write_req(struct wire *w)
+{
+	if (wr_atomic_write(w, 0, rslot(w, 0), AW_1) ||
+	    wr_atomic_write(w, 1, rslot(w, 0) + 8, AW_2))
+		return -1;
+	for (int i = 0; i < 2; i++)
+		if (expect_wc(w->scq, i, IBV_WC_SUCCESS, IBV_WC_ATOMIC_WRITE,
+			      NULL))
+			return -1;
+	return 0;
+}
+
+static int atomic_write_resp(struct wire *w)
+{
+	uint64_t v[2];
+	long at;
+
+	if (wait_done(w))
+		return -1;
+	memcpy(v, tslot(w, 0), sizeof(v));
+	if (v[0] != AW_1 || v[1] != AW_2)
+		return fail("ATOMIC_WRITE left %#llx and %#llx",
+			    (unsigned long long)v[0], (unsigned long long)v[1]);
+	at = not_byte(tslot(w, 0) + 16, w->size - 16, POISON);
+	return at >= 0 ? fail("byte %ld after the ATOMIC_WRITEs was written",
+			      16 + at) : 0;
+}
+
+static int atomic_write_bad_req(struct wire *w)
+{
+	if (wr_atomic_write(w, 0, rslot(w, 0) + 4, AW_1) ||
+	    expect_wc(w->scq, 0, IBV_WC_REM_INV_REQ_ERR, -1, NULL))
+		return -1;
+	return expect_qp_err(w, 0);
+}
+
+static int flush_req(struct wire *w)
+{
+	struct ibv_qp_ex *q = ibv_qp_to_qp_ex(w->qp[0]);
+	static const int ops[] = { IBV_WC_RDMA_WRITE, IBV_WC_FLUSH,
+				   IBV_WC_FLUSH };
+	uint64_t ra = rslot(w, 0);
+	int ret;
+
+	fill(lslot(w, 0), 5000, seed_of(0, 0));
+	ibv_wr_start(q);
+	q->wr_flags = IBV_SEND_SIGNALED;
+	q->wr_id = 0;
+	ibv_wr_rdma_write(q, w->rem[0].rkey, ra + FL_OFF);
+	ibv_wr_set_sge(q, w->lmr->lkey, (uintptr_t)lslot(w, 0), 5000);
+	q->wr_id = 1;
+	ibv_wr_flush(q, w->rem[0].rkey, ra + FL_OFF, 5000, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_RANGE);
+	q->wr_id = 2;
+	ibv_wr_flush(q, w->rem[0].rkey, ra, 0, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_MR);
+	ret = ibv_wr_complete(q);
+	if (ret)
+		return fail("ibv_wr_complete: %s", strerror(ret));
+	for (int i = 0; i < 3; i++)
+		if (expect_wc(w->scq, i, IBV_WC_SUCCESS, ops[i], NULL))
+			return -1;
+	return 0;
+}
+
+static int flush_resp(struct wire *w)
+{
+	uint8_t *t = tslot(w, 0);
+	long at;
+
+	if (wait_done(w))
+		return -1;
+	at = mismatch(t + FL_OFF, 5000, seed_of(0, 0), false);
+	if (at >= 0)
+		return fail("the WRITE before the FLUSH: byte %ld differs", at);
+	at = not_byte(t, FL_OFF, POISON);
+	if (at < 0)
+		at = not_byte(t + FL_OFF + 5000, w->size - FL_OFF - 5000,
+			      POISON);
+	return at >= 0 ? fail("a byte beside the WRITE was written") : 0;
 }
 
 /*
@@ -1531,6 +1679,11 @@ static const struct test tests[] = {
 	{ "loss_ack", ONE, RC_TIMERS, false, loss_ack_prep, loss_ack_req,
 	  loss_ack_resp },
 	{ "link", ONE, 17, 7, 7, 1, false, link_prep, link_req, link_resp },
+	{ "atomic_write", ONE, RC_TIMERS, false, NULL, atomic_write_req,
+	  atomic_write_resp },
+	{ "atomic_write_bad", ONE, RC_TIMERS, false, NULL,
+	  atomic_write_bad_req, untouched_resp },
+	{ "flush", ONE, RC_TIMERS, false, NULL, flush_req, flush_resp },
 	{ "kill", ONE, 12, 3, 7, 1, false, NULL, kill_req, kill_resp },
 };
 
@@ -1551,6 +1704,10 @@ static const char *unsupported(const struct test *t)
 		return "no atomics";
 	if (t->nqp > 1 && dattr.max_qp < t->nqp)
 		return "too few QPs";
+	if (placement_test(t) &&
+	    (!(dcaps_ex & IB_UVERBS_DEVICE_FLUSH_GLOBAL) ||
+	     !(dcaps_ex & IB_UVERBS_DEVICE_ATOMIC_WRITE)))
+		return "no FLUSH or no ATOMIC_WRITE";
 	return NULL;
 }
 
@@ -1780,6 +1937,12 @@ static int open_device(void)
 		fprintf(stderr, "rc_wire: %s: cannot open or query it\n",
 			dev_name);
 		return -1;
+	}
+	{
+		struct ibv_device_attr_ex ax;
+
+		if (!ibv_query_device_ex(ctx, NULL, &ax))
+			dcaps_ex = ax.device_cap_flags_ex;
 	}
 	pd = ibv_alloc_pd(ctx);
 	return pd ? 0 : -1;
