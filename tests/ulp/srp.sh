@@ -92,16 +92,18 @@ srp_is_srp() {
 	[ "$(cat "$h/local_ib_device")" = "$rdev" ] && [ -n "$cm" ]
 }
 
-# srp_delete: delete our target port; within 30 s its SCSI host and its
-# rdma_cm connection are gone, which ib_srp tears down before it drops the
+# srp_delete BEFORE: delete our target port; within 30 s its SCSI host is
+# gone and qhca0's objects are back to BEFORE (rdma res).  ib_srp drops the
 # target from its list (until then add_target of the same target is
-# refused, EEXIST).
+# refused, EEXIST) right after it has freed the last of them, its QPs and
+# CQs; no file in sysfs shows that moment itself (the SCSI host and the
+# rdma_cm id go first).
 srp_delete() {
 	local h end=$((SECONDS + 30)) p
 	h=$(srp_host) || return 1
 	p=/sys/class/srp_remote_ports/port-${h##*/host}:1
 	echo 1 > "$p/delete" || return 1
-	while srp_host > /dev/null || cm_to "$srp_cm_port" > /dev/null; do
+	while srp_host > /dev/null || [ "$(res_now)" != "$1" ]; do
 		[ $SECONDS -lt $end ] || return 1
 		sleep 0.2
 	done
@@ -155,14 +157,14 @@ srp_initiator() {
 	result "srp: the target's file holds the 4 MiB the initiator wrote"
 	blk_fio srp "$dev" write 128k 1
 	blk_fio srp "$dev" randwrite 4k 32
-	srp_delete
-	result "srp: the target port deleted: its SCSI host is gone"
+	srp_delete "$before"
+	result "srp: the target port deleted: its SCSI host, QPs and CQs are gone"
 	srp_add && srp_is_srp
 	result "srp: add_target again, on $rdev"
 	dev=$(scsi_disk srp_host)
 	[ -b "$dev" ] && [ "$(sum4m "$dev")" = "$want" ]
 	result "srp: after the new login the first 4 MiB read back intact"
-	srp_delete
+	srp_delete "$before"
 	result "srp: the target port deleted again"
 	res_back "srp initiator" "$before"
 	dmesg_clean "srp initiator"
