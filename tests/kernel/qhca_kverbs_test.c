@@ -707,6 +707,55 @@ static int kvt_step_atomic(struct kvt *t, enum ib_wr_opcode op, u64 before,
 	return 0;
 }
 
+/*
+ * 1.6: IB_WR_ATOMIC_WRITE, an rdma_wr() with one 8-byte SGE: the 8 bytes
+ * land whole at the peer's word and nothing beside them.  IB_WR_FLUSH is
+ * refused at post (no ib_send_wr field holds its placement type).
+ */
+static int kvt_step_atomic_write(struct kvt *t)
+{
+	struct kvt_side *s = &t->s[0], *peer = &t->s[1];
+	u64 *word = (u64 *)(peer->buf + KVT_ATOM);
+	u64 *src = (u64 *)(s->buf + KVT_RES);
+	const struct ib_send_wr *bad;
+	struct ib_rdma_wr wr;
+	struct ib_sge sge;
+	int err;
+
+	word[-1] = 0x5a5a5a5a5a5a5a5aULL;
+	word[0] = 0x5a5a5a5a5a5a5a5aULL;
+	word[1] = 0x5a5a5a5a5a5a5a5aULL;
+	src[0] = 0x0123456789abcdefULL;
+	kvt_to_device(t, s);
+	kvt_to_device(t, peer);
+	kvt_send_wr(t, s, &wr.wr, &sge, IB_WR_ATOMIC_WRITE, 6);
+	sge.addr = s->dma + KVT_RES;
+	sge.length = 8;
+	wr.remote_addr = peer->dma + KVT_ATOM;
+	wr.rkey = t->mr->rkey;
+	err = ib_post_send(s->qp, &wr.wr, NULL);
+	if (!err)
+		err = kvt_expect(s->scq, 6, IB_WC_SUCCESS, IB_WC_ATOMIC_WRITE,
+				 -1, -1);
+	if (err)
+		return err;
+	kvt_to_cpu(t, peer);
+	if (word[0] != 0x0123456789abcdefULL ||
+	    word[-1] != 0x5a5a5a5a5a5a5a5aULL ||
+	    word[1] != 0x5a5a5a5a5a5a5a5aULL) {
+		pr_err("ATOMIC_WRITE: target %#llx, beside it %#llx %#llx\n",
+		       word[0], word[-1], word[1]);
+		return -EIO;
+	}
+	wr.wr.opcode = IB_WR_FLUSH;
+	err = ib_post_send(s->qp, &wr.wr, &bad);
+	if (err != -EINVAL) {
+		pr_err("IB_WR_FLUSH posted: %d, expected -EINVAL\n", err);
+		return -EIO;
+	}
+	return kvt_expect_idle(s->scq);
+}
+
 static int kvt_qp_state(struct ib_qp *qp)
 {
 	struct ib_qp_init_attr init;
@@ -1465,6 +1514,8 @@ static void kvt_run(struct kvt *t)
 					   0xfffffffeULL, 3, 0,
 					   0x100000001ULL),
 			"ATOMIC_FETCH_AND_ADD");
+	kvt_result_line(t, kvt_step_atomic_write(t),
+			"ATOMIC_WRITE: 8 bytes whole; IB_WR_FLUSH refused");
 	kvt_result_line(t, kvt_step_resize_cq(t),
 			"ib_resize_cq: grow and shrink with 6 unpolled, EINVAL below");
 	kvt_result_line(t, kvt_step_srq(t),
