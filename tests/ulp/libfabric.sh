@@ -3,9 +3,9 @@
 # Part "libfabric" of the ulp suite (sourced by suite.sh): libfabric's
 # verbs provider on qhca0.  Every guest: fi_info -p verbs lists the domain
 # qhca0 with connected endpoints (FI_EP_MSG) and, through the ofi_rxm
-# utility provider, reliable datagram ones (FI_EP_RDM).  Every pair,
-# either guest serving once: fi_pingpong over a verbs msg endpoint
-# (rdma_cm's RC connection) and over verbs;ofi_rxm rdm, 4 KiB and 1 MiB
+# utility provider, reliable datagram ones (FI_EP_RDM).  Every pair:
+# fi_pingpong over a verbs msg endpoint (rdma_cm's RC connection) and
+# over verbs;ofi_rxm rdm, 4 KiB (one guest serving) and 1 MiB (the other)
 # messages (ofi_rxm's eager and rendezvous protocols), with its data
 # integrity check (-c: every message's bytes are compared with the
 # pattern the peer wrote).  The server binds its address on the segment
@@ -46,9 +46,11 @@ pending=()
 fi_pair() {
 	local before ep size
 	before=$(res_now)
+	# Each size once, each guest serving one of them.
 	for ep in msg rdm; do
 		for size in 4096 1048576; do
-			pair_both "fi_pingpong -p '${fi_prov[$ep]}' -e $ep -c -S $size" \
+			pair_k=$((pair_k + 1))
+			pair_run "$pair_k" $((pair_k % 2)) "fi_pingpong -p '${fi_prov[$ep]}' -e $ep -c -S $size" \
 				"fi_$ep" fi_run "$ep" "$size"
 		done
 	done
