@@ -101,19 +101,6 @@ nvme_connect() {
 	[ $rc = 0 ]
 }
 
-# nvme_fio NAME RW BS QD: fio writes 2 MiB at 8 MiB into the device and
-# reads it back, every block's crc32c checked.
-nvme_fio() {
-	local out rc t0=$SECONDS
-	out=$(timeout -s KILL 180 fio --name="$1" --filename="$dev" --rw="$2" --bs="$3" \
-		--iodepth="$4" --ioengine=libaio --direct=1 --offset=8m --size=2m \
-		--verify=crc32c --verify_fatal=1 --verify_state_save=0 2>&1)
-	rc=$?
-	grep -E 'err=|verify|WRITE:|READ:' <<< "$out" | show
-	[ $rc = 0 ] && grep -q ' err= 0' <<< "$out"
-	result "nvme: fio --verify $2 bs=$3 iodepth=$4, 2 MiB written and verified ($((SECONDS - t0)) s)"
-}
-
 nvme_target() {
 	local before
 	before=$(res_now)
@@ -165,16 +152,17 @@ nvme_host() {
 	dev=$(nvme_dev)
 	result "nvme: the namespace's block device appears (${dev:-none})"
 	dev=${dev:-/dev/nonexistent}
-	dd if=/tmp/ulp-nvme-4m of="$dev" bs=64k oflag=direct 2>&1 | show
+	# A missing namespace must not become a file dd writes in /dev.
+	[ -b "$dev" ] && shown dd if=/tmp/ulp-nvme-4m of="$dev" bs=64k oflag=direct
 	result "nvme: dd wrote 4 MiB at offset 0"
 	step 2
 	got=$(hear 3)
 	[ "$got" = "$want" ]
 	result "nvme: the target's file holds the 4 MiB the host wrote"
-	nvme_fio seq-qd1 write 128k 1
-	nvme_fio seq-qd32 write 128k 32
-	nvme_fio rand-qd1 randwrite 4k 1
-	nvme_fio rand-qd32 randwrite 4k 32
+	blk_fio nvme "$dev" write 128k 1
+	blk_fio nvme "$dev" write 128k 32
+	blk_fio nvme "$dev" randwrite 4k 1
+	blk_fio nvme "$dev" randwrite 4k 32
 	step 7
 	# The target's port is down: keep-alive (5 s) fails, the controller
 	# leaves "live" and reconnects every second; a read issued meanwhile
@@ -206,9 +194,12 @@ nvme_host() {
 	# loss timeout ends its reconnects, not hang.
 	step 5
 	t0=$SECONDS
-	timeout 120 dd if="$dev" of=/dev/null bs=64k count=64 skip=128 iflag=direct 2>&1 | show
-	rc=${PIPESTATUS[0]}
-	[ "$rc" != 0 ] && [ "$rc" != 124 ]
+	rc=none
+	[ -b "$dev" ] && {
+		shown timeout 120 dd if="$dev" of=/dev/null bs=64k count=64 skip=128 iflag=direct
+		rc=$?
+	}
+	[ "$rc" != none ] && [ "$rc" != 0 ] && [ "$rc" != 124 ]
 	result "nvme: with the target's port withdrawn, I/O fails with an error ($((SECONDS - t0)) s, dd status $rc)"
 	nvme disconnect -n "$nvme_nqn" > /dev/null 2>&1
 	nvme_gone
