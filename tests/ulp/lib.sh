@@ -37,15 +37,42 @@ res_back() {
 	[ "$now" = "$2" ] || rdma res show qp 2>&1 | show
 	[ "$now" = "$2" ] || rdma res show cq 2>&1 | show
 }
-# dmesg_clean WHAT: nothing in the kernel log a user reports as a bug.
+# dmesg_clean WHAT: nothing a user reports as a bug in the kernel log
+# since the part began (suite.sh's part_mark): what the boot logged, a
+# soft lockup of a starved TCG vCPU say, is not the part's.
 dmesg_bad='WARNING:|BUG:|Oops|Call Trace|blocked for more than|UBSAN|KASAN|refcount_t:|corruption'
+dmesg_part() { dmesg | sed -n "/${part_mark:-qhca ulp part}/,\$p"; }
 dmesg_clean() {
-	local bad
-	bad=$(dmesg | grep -E "$dmesg_bad")
-	[ -z "$bad" ]
-	result "$1: no kernel warning in the log"
-	[ -z "$bad" ] || dmesg | grep -E -B 2 -A 20 "$dmesg_bad" | head -n 60 | show
+	local log bad
+	log=$(dmesg_part)
+	bad=$(grep -E "$dmesg_bad" <<< "$log")
+	[ -n "$log" ] && [ -z "$bad" ]
+	result "$1: no kernel warning in the log since the part began"
+	[ -z "$bad" ] || grep -E -B 2 -A 20 "$dmesg_bad" <<< "$log" | head -n 60 | show
 }
+
+# roce_bytes NAME: qhca0's hw counter NAME (tx_bytes, rx_bytes: RoCE
+# packets only, not the port's plain Ethernet).
+roce_bytes() { cat "/sys/class/infiniband/$rdev/ports/1/hw_counters/$1"; }
+
+# roce_grew WHAT TX RX MIN: qhca0 carried at least MIN bytes of RoCE each
+# way since the counts TX and RX: what a stack moved went through qhca0's
+# RDMA, not its NIC.
+roce_grew() {
+	local tx rx
+	tx=$(($(roce_bytes tx_bytes) - $2)) rx=$(($(roce_bytes rx_bytes) - $3))
+	[ "$tx" -ge "$4" ] && [ "$rx" -ge "$4" ]
+	result "$1 went through $rdev: RoCE tx $tx B, rx $rx B (>= $4 each)"
+}
+
+# UCX on qhca0: its RC transport, which carries every message, with TCP
+# on qhca0's own net_device for what RC cannot do itself, connecting
+# (UCX's RC endpoints are wired up over an auxiliary transport).  UD, the
+# auxiliary UCX picks first, never connects: UCX 1.18's ud_verbs wireup
+# times out on qhca0 and between two rxe guests alike (Documentation/
+# ulps.rst).  The parts check that the data went over RoCE.
+ucx_net_devices="$rdev:1,$QHCA_NETDEV"
+ucx_tls_used=self,rc_verbs,tcp
 
 # step K: the pair's K-th meeting point in a part (lib.sh's pair_barrier);
 # a partner that never comes is a failure of its own.

@@ -12,12 +12,10 @@
 # guest serves it on the segment's TCP before they meet.  PRRTE's own
 # traffic (prted to mpirun, the PMIx exchange of UCX's addresses) stays on
 # TCP, as it does with ssh; MPI's data does not: the run is held to UCX
-# (--mca pml ucx, osc ucx, btl self alone) with UCX_NET_DEVICES=qhca0:1
-# and UCX_TLS=self,rc_verbs,ud_verbs (no tcp, no shared memory: one rank a
-# guest), so a run that completes moved its data through qhca0, and each
-# guest checks that qhca0's RoCE byte counters (hw_counters tx_bytes and
-# rx_bytes, which count RoCE packets only, not the port's plain Ethernet)
-# grew by at least what mpi_check.py sends and receives there.
+# (--mca pml ucx, osc ucx, btl self alone) on qhca0's RC, with TCP on
+# qhca0's net_device to connect it (lib.sh's ucx_tls_used; no shared
+# memory: one rank a guest), and each guest checks that qhca0's RoCE byte
+# counters grew by at least what mpi_check.py sends and receives there.
 
 mpi_port=20000		# part 0's range (lib.sh's for_each_pair)
 mpi_rsh_port=$((mpi_port + 900))
@@ -29,21 +27,9 @@ for g in "${names[@]}"; do
 	[ "$(seg_dev "$g")" != qhca0 ] || mpi_hosts+=("$g")
 done
 
-# mpi_counter NAME: qhca0's hw counter NAME.
-mpi_counter() { cat "/sys/class/infiniband/$rdev/ports/1/hw_counters/$1"; }
-
-# mpi_grew WHAT TX RX: qhca0 carried at least mpi_min_bytes each way since
-# the counts TX and RX.
-mpi_grew() {
-	local tx rx
-	tx=$(($(mpi_counter tx_bytes) - $2)) rx=$(($(mpi_counter rx_bytes) - $3))
-	[ "$tx" -ge "$mpi_min_bytes" ] && [ "$rx" -ge "$mpi_min_bytes" ]
-	result "mpi: $1 went through $rdev: RoCE tx $tx B, rx $rx B (>= $mpi_min_bytes each)"
-}
-
 mpi_run() {
 	local before tx rx i g c line out rc hosts=""
-	before=$(res_now) tx=$(mpi_counter tx_bytes) rx=$(mpi_counter rx_bytes)
+	before=$(res_now) tx=$(roce_bytes tx_bytes) rx=$(roce_bytes rx_bytes)
 	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
 		barrier $((mpi_port + i)) "${mpi_hosts[i]}" 1 ||
 			not_ok "mpi: ${mpi_hosts[i]} is ready to serve mpirun within ${arrive_s}s"
@@ -53,7 +39,7 @@ mpi_run() {
 		mpirun --allow-run-as-root --host "$hosts" -np ${#mpi_hosts[@]} \
 		--mca plm_ssh_agent "$here"/mpi_rsh.py --mca plm_ssh_no_tree_spawn 1 \
 		--mca pml ucx --mca osc ucx --mca btl self \
-		-x UCX_NET_DEVICES="$rdev":1 -x UCX_TLS=self,rc_verbs,ud_verbs \
+		-x UCX_NET_DEVICES="$ucx_net_devices" -x UCX_TLS="$ucx_tls_used" \
 		python3 "$here"/mpi_check.py 2>&1 | tr -d '\0'
 		exit "${PIPESTATUS[0]}")
 	rc=$?
@@ -70,14 +56,14 @@ mpi_run() {
 	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
 		QHCA_MPI_RSH_PORT=$mpi_rsh_port timeout 30 "$here"/mpi_rsh.py "${mpi_hosts[i]}" "done"
 	done
-	mpi_grew "mpirun's ranks" "$tx" "$rx"
+	roce_grew "mpi: mpirun's ranks" "$tx" "$rx" "$mpi_min_bytes"
 	res_back "mpi" "$before"
 	dmesg_clean "mpi"
 }
 
 mpi_serve() {
 	local before tx rx pid i
-	before=$(res_now) tx=$(mpi_counter tx_bytes) rx=$(mpi_counter rx_bytes)
+	before=$(res_now) tx=$(roce_bytes tx_bytes) rx=$(roce_bytes rx_bytes)
 	"$here"/mpi_rsh.py serve "$mpi_rsh_port" "${mpi_hosts[0]}" "$((arrive_s + 200))" &
 	pid=$!
 	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
@@ -87,7 +73,7 @@ mpi_serve() {
 	done
 	wait "$pid"
 	result "mpi: served mpirun's daemon for ${mpi_hosts[0]}; it ended by itself"
-	mpi_grew "the rank here" "$tx" "$rx"
+	roce_grew "mpi: the rank here" "$tx" "$rx" "$mpi_min_bytes"
 	res_back "mpi" "$before"
 	dmesg_clean "mpi"
 }

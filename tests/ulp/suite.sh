@@ -45,6 +45,9 @@ for part in "${parts[@]}"; do
 	was=$failed
 	failed=0
 	part_t0=$SECONDS
+	# Where this part's kernel log starts (lib.sh's dmesg_clean).
+	part_mark="qhca ulp part $part $$ $part_t0"
+	echo "$part_mark" > /dev/kmsg
 	# shellcheck source=/dev/null
 	. "$here/$part.sh"
 	[ "$failed" = 0 ] || diag

@@ -5,13 +5,17 @@
 # device that is not Mellanox's (rc_verbs, ud_verbs; rc_mlx5 and dc_mlx5
 # need mlx5dv and are not expected).  Every pair: ucx_perftest, the lower
 # guest serving, over UCP: tag matching latency (8 B, eager) and
-# bandwidth (1 MiB, rendezvous) and RMA put and get, UCX held to qhca0
-# (UCX_NET_DEVICES=qhca0:1, UCX_TLS=self,rc_verbs,ud_verbs: no tcp, no
-# shared memory), so a run that completes moved its data through qhca0.
+# bandwidth (1 MiB, rendezvous) and RMA put and get, UCX held to qhca0's
+# RC, connected over TCP on qhca0's net_device (lib.sh's ucx_tls_used),
+# and qhca0's RoCE byte counters must grow by what the runs move.
 # ucx_perftest does not check the data it moves; the mpi part's program
 # does, over the same transports.
 
-ucx_env=("UCX_NET_DEVICES=$rdev:1" "UCX_TLS=self,rc_verbs,ud_verbs")
+ucx_env=("UCX_NET_DEVICES=$ucx_net_devices" "UCX_TLS=$ucx_tls_used")
+# ucp_put_bw and ucp_get each move 12.5 MiB (200 x 64 KiB), one each way,
+# tag_bw 20 MiB more from the client: less than 8 MiB either way on qhca0
+# means the data went elsewhere.
+ucx_min_bytes=$((8 << 20))
 
 # ucx_tls: the transports ucx_info -d lists for qhca0:1.
 ucx_tls() {
@@ -44,13 +48,14 @@ ucx_tests=(
 pending=()
 
 ucx_pair() {
-	local before t
-	before=$(res_now)
+	local before t tx rx
+	before=$(res_now) tx=$(roce_bytes tx_bytes) rx=$(roce_bytes rx_bytes)
 	for t in "${ucx_tests[@]}"; do
 		read -r -a t <<< "$t"
 		pair_k=$((pair_k + 1))
 		pair_run "$pair_k" 1 "ucx_perftest -t ${t[0]} -s ${t[1]}" "${t[0]}" ucx_run "${t[@]}"
 	done
+	roce_grew "ucx: ucx_perftest's runs" "$tx" "$rx" "$ucx_min_bytes"
 	res_back "ucx" "$before"
 	dmesg_clean "ucx"
 }
