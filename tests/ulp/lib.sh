@@ -39,9 +39,13 @@ res_back() {
 }
 # dmesg_clean WHAT: nothing a user reports as a bug in the kernel log
 # since the part began (suite.sh's part_mark): what the boot logged, a
-# soft lockup of a starved TCG vCPU say, is not the part's.
+# soft lockup of a starved TCG vCPU say, is not the part's, nor the
+# blocked tasks suite.sh's watchdog asks for.
 dmesg_bad='WARNING:|BUG:|Oops|Call Trace|blocked for more than|UBSAN|KASAN|refcount_t:|corruption'
-dmesg_part() { dmesg | sed -n "/${part_mark:-qhca ulp part}/,\$p"; }
+dmesg_part() {
+	local m=${part_mark:-qhca ulp part}
+	dmesg | sed -n "/$m\$/,\$p" | sed "/$m: watchdog/,\$d"
+}
 dmesg_clean() {
 	local log bad
 	log=$(dmesg_part)

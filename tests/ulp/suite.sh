@@ -30,6 +30,8 @@ here=$(dirname "$(readlink -f "$0")")
 . "$here"/../fabric/lib.sh
 # A partner that failed must not hold the other for the fabric's 15 min.
 arrive_s=${ULP_ARRIVE:-240}
+# When a part is taken as stuck, for its diagnostics (below).
+watch_s=$((arrive_s - 40))
 all_parts=(nfs nvme ucx libfabric qperf mpi iser srp smbdirect)
 read -r -a parts <<< "${ULP_PARTS:-${all_parts[*]}}"
 
@@ -48,8 +50,21 @@ for part in "${parts[@]}"; do
 	# Where this part's kernel log starts (lib.sh's dmesg_clean).
 	part_mark="qhca ulp part $part $$ $part_t0"
 	echo "$part_mark" > /dev/kmsg
+	# A part stuck in the kernel prints nothing more; before the partner
+	# gives up on it, the tasks blocked here and the kernel's last words.
+	(
+		sleep "$watch_s"
+		echo "# part $part: still running after ${watch_s}s: blocked tasks"
+		# Not the part's own log (lib.sh's dmesg_part ends here).
+		echo "$part_mark: watchdog" > /dev/kmsg
+		echo w > /proc/sysrq-trigger
+		dmesg | tail -n 60 | sed 's/^/# /'
+	) &
+	watchdog=$!
 	# shellcheck source=/dev/null
 	. "$here/$part.sh"
+	kill "$watchdog" 2>/dev/null
+	wait "$watchdog" 2>/dev/null
 	[ "$failed" = 0 ] || diag
 	failed=$((was | failed))
 	echo "# part $part: $((SECONDS - part_t0)) s"
