@@ -440,6 +440,12 @@ int qhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		err = qhca_cq_resize_kernel(dev, cq, depth);
 	else
 		err = qhca_cq_resize_user(dev, cq, depth, udata);
+	/*
+	 * BAD_STATE: more completions wait than the new ring holds (or the
+	 * CQ is in error): EINVAL, what ib_resize_cq promises for the first.
+	 */
+	if (err == -EBUSY)
+		err = -EINVAL;
 	if (!err)
 		ibcq->cqe = max_t(u32, depth - 1, cqe);
 	mutex_unlock(&cq->resize_lock);

@@ -249,8 +249,12 @@ uint8_t qhca_cq_resize(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "consumer index out of range");
     }
+    /*
+     * The CQ's state, not a malformed command: a driver cannot know how
+     * many CQEs the device adds while it asks (not a guest error).
+     */
     if (cq->pi - ci > (1u << p->depth_log2)) {
-        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
+        return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_STATE,
                                 "more CQEs outstanding than the ring holds");
     }
     /* Until the last slot is written the old ring stays the CQ's. */
