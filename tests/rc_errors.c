@@ -1139,8 +1139,12 @@ TEST_F(malformed, unsupported_opcode)
 		.wr_id = 1,
 		.sg_list = &sge,
 		.num_sge = 1,
-		/* LOCAL_INV is supported since 1.2 (tests/mw.c). */
-		.opcode = IBV_WR_ATOMIC_WRITE,
+		/*
+		 * LOCAL_INV is supported since 1.2 (tests/mw.c), FLUSH and
+		 * ATOMIC_WRITE since 1.6 (tests/flush_atomic_write.c); TSO
+		 * is a raw packet QP's.
+		 */
+		.opcode = IBV_WR_TSO,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 
