@@ -151,7 +151,6 @@ nvme_host() {
 	result "nvme: nvme connect -t rdma to $other"
 	dev=$(nvme_dev)
 	result "nvme: the namespace's block device appears (${dev:-none})"
-	dev=${dev:-/dev/nonexistent}
 	# A missing namespace must not become a file dd writes in /dev.
 	[ -b "$dev" ] && shown dd if=/tmp/ulp-nvme-4m of="$dev" bs=64k oflag=direct
 	result "nvme: dd wrote 4 MiB at offset 0"
