@@ -54,6 +54,13 @@ FUZZ_TIME ?= 600
 fuzz: qemu
 	@FUZZ_SEED=$(FUZZ_SEED) $(TOOLS)/fuzz $(FUZZ_TIME)
 
+# Debian packages in build/deb (tools/build/deb): qhca-dkms, the driver's
+# source for DKMS, and the provider built against each rdma-core release
+# Debian ships, named and versioned for it.
+.PHONY: deb
+deb: rdma-core
+	@$(TOOLS)/build/deb
+
 # The perftest matrix on qhca0 and on rxe (and siw where the kernel has it)
 # in one guest boot, with the ratios; figures, not a test.  The 1000-QP
 # loopback run needs 2000 QPs: more than the device's default max-qps.
