@@ -647,4 +647,6 @@ void qhca_debugfs_exit(void);
 void qhca_debugfs_add_dev(struct qhca_dev *dev);
 void qhca_debugfs_remove_dev(struct qhca_dev *dev);
 
+#include "qhca_compat.h"
+
 #endif /* QHCA_H */

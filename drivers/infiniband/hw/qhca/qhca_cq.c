@@ -519,7 +519,10 @@ static enum ib_wc_status qhca_wc_status(u8 status)
 	}
 }
 
-/* The interface's completion opcodes are ib_wc_opcode's values (1.4). */
+/*
+ * The interface's completion opcodes are ib_wc_opcode's values (1.4);
+ * REG_MR, FLUSH and ATOMIC_WRITE since 6.2 (qhca_compat.h).
+ */
 #define QHCA_SAME_WC(op) \
 	static_assert((int)QHCA_WC_##op == (int)IB_WC_##op)
 QHCA_SAME_WC(SEND);
@@ -529,9 +532,6 @@ QHCA_SAME_WC(COMP_SWAP);
 QHCA_SAME_WC(FETCH_ADD);
 QHCA_SAME_WC(BIND_MW);
 QHCA_SAME_WC(LOCAL_INV);
-QHCA_SAME_WC(REG_MR);
-QHCA_SAME_WC(FLUSH);
-QHCA_SAME_WC(ATOMIC_WRITE);
 QHCA_SAME_WC(RECV);
 QHCA_SAME_WC(RECV_RDMA_WITH_IMM);
 
@@ -611,7 +611,7 @@ static bool qhca_cqe_to_wc(struct qhca_dev *dev, struct qhca_cq *cq,
 	wc->status = qhca_wc_status(cqe->status);
 	if (wc->status == IB_WC_GENERAL_ERR)
 		wc->vendor_err = cqe->status;
-	wc->opcode = cqe->opcode;
+	wc->opcode = qhca_wc_opcode(cqe->opcode);
 	wc->byte_len = le32_to_cpu(cqe->byte_len);
 	wc->qp = &qp->ibqp;
 	if (cqe->flags & QHCA_CQE_F_IMM) {

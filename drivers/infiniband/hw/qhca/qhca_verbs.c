@@ -337,7 +337,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.alloc_ucontext = qhca_alloc_ucontext,
 	.attach_mcast = qhca_attach_mcast,
 	.create_ah = qhca_create_ah,
-	.create_cq = qhca_create_cq,
+	.create_cq = QHCA_OP_CREATE_CQ,
 	.create_qp = qhca_create_qp,
 	.create_srq = qhca_create_srq,
 	.dealloc_pd = qhca_dealloc_pd,
@@ -351,7 +351,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.destroy_srq = qhca_destroy_srq,
 	.disassociate_ucontext = qhca_disassociate_ucontext,
 	.fill_res_cq_entry = qhca_fill_res_cq_entry,
-	.fill_res_srq_entry = qhca_fill_res_srq_entry,
+	QHCA_OP_FILL_RES_SRQ_ENTRY
 	.get_dev_fw_str = qhca_get_dev_fw_str,
 	.get_dma_mr = qhca_get_dma_mr,
 	.get_hw_stats = qhca_get_hw_stats,
