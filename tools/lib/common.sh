@@ -25,6 +25,69 @@ logged() {
 	fi
 }
 
+# kernel_select: the guest kernel QHCA_KERNEL names (tools/deps/versions:
+# the default series, bookworm's 6.1, or "newest", also by its number), as
+#   KSERIES  its series (6.1, 6.12, 7.3, ...)
+#   KOUT     its unpacked packages, kdir and vmlinuz (tools/build/kernel)
+#   KMOD     the tree its modules are built in: qhca.ko in
+#            KMOD/drivers/infiniband/hw/qhca, the kernel test module in
+#            KMOD/tests/kernel
+#   KKEY     its keys' prefix in build/versions
+# The default series keeps the paths it always had (build/kernel, the
+# modules beside their sources); another builds under build/kernel-SERIES
+# and build/module-SERIES, so that switching kernels rebuilds nothing.
+kernel_select() {
+	# shellcheck source=../deps/versions
+	. "$QHCA_TOP"/tools/deps/versions
+	local k=${QHCA_KERNEL:-$KERNEL_SERIES}
+	[ "$k" != newest ] || k=$KERNEL_NEWEST
+	case $k in
+	"$KERNEL_OLD"|"$KERNEL_SERIES"|"$KERNEL_NEWEST") ;;
+	*) die "QHCA_KERNEL=$k: want $KERNEL_OLD, $KERNEL_SERIES, $KERNEL_NEWEST or newest" ;;
+	esac
+	# shellcheck disable=SC2034 # for the scripts that source this file
+	KSERIES=$k KTOOL=""
+	if [ "$k" = "$KERNEL_SERIES" ]; then
+		KOUT=$QHCA_BUILD/kernel KMOD=$QHCA_TOP KKEY=kernel
+	else
+		# shellcheck disable=SC2034
+		KOUT=$QHCA_BUILD/kernel-$k KMOD=$QHCA_BUILD/module-$k KKEY=kernel_${k//./_}
+	fi
+	[ "$k" != "$KERNEL_NEWEST" ] || KTOOL=$QHCA_BUILD/toolchain-trixie
+}
+
+# kernel_series_list: every series QHCA_KERNEL can name, the default first.
+kernel_series_list() {
+	(
+		# shellcheck source=../deps/versions
+		. "$QHCA_TOP"/tools/deps/versions
+		echo "$KERNEL_SERIES $KERNEL_OLD $KERNEL_NEWEST"
+	)
+}
+
+# kbuild CMD...: run a kbuild command for the selected kernel: on the host,
+# or, when KTOOL is set, chrooted into that trixie root (the compiler and
+# glibc the kernel's headers and kbuild binaries were built for), with the
+# repository (and build/, wherever it is) at the same path and the host's
+# /dev.  An unprivileged user
+# namespace: no root needed, and files written are the caller's.
+kbuild() {
+	if [ -z "$KTOOL" ]; then
+		"$@"
+		return
+	fi
+	local build=$QHCA_BUILD
+	case $QHCA_BUILD/ in "$QHCA_TOP"/*) build="" ;; esac
+	mkdir -p "$KOUT/tmp" "$KTOOL/root$QHCA_TOP" "$KTOOL/root${build:-/dev}"
+	unshare --map-root-user --mount -- bash -c '
+		root=$1 top=$2 build=$3
+		shift 3
+		mount --rbind "$top" "$root$top" && mount --rbind /dev "$root/dev" &&
+			{ [ -z "$build" ] || mount --rbind "$build" "$root$build"; } &&
+			exec chroot "$root" "$@"' kbuild "$KTOOL/root" "$QHCA_TOP" "$build" \
+		env -i PATH=/usr/bin:/bin HOME=/ LC_ALL=C.UTF-8 TMPDIR="$KOUT/tmp" "$@"
+}
+
 # The private apt configuration that reads trixie and backports.
 apt_private() {
 	"$QHCA_TOP"/tools/deps/apt-private
