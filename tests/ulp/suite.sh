@@ -21,6 +21,7 @@
 #   iser    iSCSI with iSER: LIO iSER portal, iscsiadm -I iser (iser.sh)
 #   srp     SRP: ib_srpt's rdma_cm listener, ib_srp's add_target (srp.sh)
 #   smbdirect  SMB Direct: a skip, Debian's kernel has none (smbdirect.sh)
+#   pyverbs rdma-core's pyverbs cases that need RoCE, in g1 (pyverbs.sh)
 #
 # TAP lines, names, barriers and the pair walk are the fabric suite's
 # (tests/fabric/lib.sh).
@@ -32,7 +33,7 @@ here=$(dirname "$(readlink -f "$0")")
 arrive_s=${ULP_ARRIVE:-240}
 # When a part is taken as stuck, for its diagnostics (below).
 watch_s=$((arrive_s - 40))
-all_parts=(nfs nvme ucx libfabric qperf mpi iser srp smbdirect)
+all_parts=(nfs nvme ucx libfabric qperf mpi iser srp smbdirect pyverbs)
 read -r -a parts <<< "${ULP_PARTS:-${all_parts[*]}}"
 
 if [ -z "$me" ] || [ "$wire" != eth ]; then
