@@ -1370,7 +1370,7 @@ static void fz_read_trace(const char *path, GHashTable *seen)
         if (!g_str_has_prefix(l, "qhca_")) {
             continue;
         }
-        l[strcspn(l, " \n")] = '\0';
+        l[strcspn(l, "\n ")] = '\0';
         if (!g_hash_table_contains(seen, l)) {
             g_hash_table_add(seen, g_strdup(l));
         }
@@ -1389,10 +1389,12 @@ static char *fz_qemu_link;
 
 static void fz_on_signal(int sig)
 {
+    struct sigaction dfl = { .sa_handler = SIG_DFL };
+
     if (fz_qemu_link) {
         unlink(fz_qemu_link);
     }
-    signal(sig, SIG_DFL);
+    sigaction(sig, &dfl, NULL);
     raise(sig);
 }
 
@@ -1480,11 +1482,13 @@ int main(int argc, char **argv)
     qemu_link = g_strdup_printf("%s.fuzz-%d", getenv("QTEST_QEMU_BINARY"),
                                 (int)getpid());
     if (link(getenv("QTEST_QEMU_BINARY"), qemu_link) == 0) {
+        struct sigaction sa = { .sa_handler = fz_on_signal };
+
         g_setenv("QTEST_QEMU_BINARY", qemu_link, TRUE);
         fz_qemu_link = qemu_link;
-        signal(SIGINT, fz_on_signal);
-        signal(SIGTERM, fz_on_signal);
-        signal(SIGHUP, fz_on_signal);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
     } else {
         g_clear_pointer(&qemu_link, g_free);
     }

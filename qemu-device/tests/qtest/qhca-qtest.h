@@ -15,7 +15,7 @@
 #include "libqtest.h"
 #include "libqos/pci-pc.h"
 #include "libqos/malloc-pc.h"
-#include "hw/rdma/qhca_hw.h"
+#include "standard-headers/rdma/qhca_hw.h"
 
 #define QHCA_TIMEOUT_US     (5 * G_USEC_PER_SEC)
 

@@ -12,9 +12,10 @@
  * addresses, reseals the ICRC): every frame of a SEND and its ACK crosses
  * the wire in both directions.  Other frames the test builds itself:
  * RC requests with immediate data, RETH, READ and atomic responses, UC
- * and XRC (XRCETH) frames, UD both ways (DETH, the GRH slot of the receive buffer, the CQE's network
- * header type and source MAC), and frames whose masked fields changed
- * on the way (the ICRC does not cover them).
+ * and XRC (XRCETH) frames, UD both ways (DETH, the GRH slot of the
+ * receive buffer, the CQE's network header type and source MAC), and
+ * frames whose masked fields changed on the way (the ICRC does not cover
+ * them).
  *
  * A hostile frame (truncated, bad checksums or ICRC, lengths that lie,
  * unknown opcodes, TVer, pad, oversized payloads, VLAN tags, fragments,

@@ -283,8 +283,8 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
  * REREG_MR (1.6): the registration @mr would have after @p, as the
  * REG_MR that would make it, for qhca_mr_check_params() to check whole.
  */
-static struct qhca_cmd_reg_mr qhca_mr_rereg_as_reg(const QhcaMr *mr,
-                                                   const struct qhca_cmd_rereg_mr *p)
+static struct qhca_cmd_reg_mr
+qhca_mr_rereg_as_reg(const QhcaMr *mr, const struct qhca_cmd_rereg_mr *p)
 {
     struct qhca_cmd_reg_mr r = {
         .iova = cpu_to_le64(mr->iova),

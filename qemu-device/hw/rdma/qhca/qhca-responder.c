@@ -560,6 +560,7 @@ static void qhca_resp_flush(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
                           "FLUSH not allowed by the QP or rkey")) {
         return;
     }
+    /* The placed writes before the answer, for every guest CPU. */
     smp_mb();
     trace_qhca_resp_flush(qp->qpn, pkt->psn, pkt->feth, va, len);
     qhca_resp_executed(s, qp, pkt, false, 0);

@@ -3,7 +3,8 @@
  * qhca: an emulated InfiniBand host channel adapter.
  *
  * Internal state shared by the files of the device model.  The interface
- * the guest sees is hw/rdma/qhca_hw.h, described in prose by the project's
+ * the guest sees is standard-headers/rdma/qhca_hw.h (the project's
+ * include/qhca_hw.h, shared with the driver), described in prose by its
  * Documentation/hw/ (index.rst); nothing here is visible to the guest.
  */
 #ifndef HW_RDMA_QHCA_H
@@ -14,7 +15,7 @@
 #include "qemu/atomic.h"
 #include "qemu/log.h"
 #include "qom/object.h"
-#include "hw/rdma/qhca_hw.h"
+#include "standard-headers/rdma/qhca_hw.h"
 
 #define TYPE_QHCA "qhca"
 OBJECT_DECLARE_SIMPLE_TYPE(QhcaState, QHCA)
