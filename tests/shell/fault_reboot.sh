@@ -29,7 +29,8 @@ set -uo pipefail
 
 plan=16
 state=${QHCA_CTL:-}/fault_reboot
-kverbs=$QHCA_TOP/tests/kernel/qhca_kverbs_test.ko
+# The module built for the booted kernel (tools/guest/init sets it).
+kverbs=${QHCA_KVERBS_KO:-$QHCA_TOP/tests/kernel/qhca_kverbs_test.ko}
 kmod=qhca_kverbs_test
 tcp_port=18515
 oops_re="$kernel_log_bad"'|[Cc]orrupt|[Bb]ad page|Bad rss|page dumped|list_(add|del) corruption'

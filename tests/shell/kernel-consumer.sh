@@ -8,13 +8,14 @@
 # "not run" means it never found qhca0), rmmod it, and check that the
 # driver's hw_objects counters are back where they were.  TAP output.
 #
-# Environment: QHCA_TOP (the repository, default this script's parent).
+# Environment: QHCA_TOP (the repository, default this script's parent),
+# QHCA_KVERBS_KO (the module built for the booted kernel; tools/vm sets it).
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$tests_dir/kernel_log.sh"
 . "$tests_dir/hw_objects.sh"
 
-ko=$QHCA_TOP/tests/kernel/qhca_kverbs_test.ko
+ko=${QHCA_KVERBS_KO:-$QHCA_TOP/tests/kernel/qhca_kverbs_test.ko}
 mod=qhca_kverbs_test
 
 echo "TAP version 13"
