@@ -50,6 +50,19 @@ run: all
 check: all
 	@$(TOOLS)/check
 
+# The guest suite on each guest kernel QHCA_KERNEL can select (6.1, the
+# default 6.12, the newest), one boot each, its TAP kept as
+# build/log/check-guest-SERIES.tap; fails if any kernel's run failed.
+.PHONY: check-kernels
+check-kernels: qemu rdma-core tests
+	@rc=0; for k in $$(. $(TOOLS)/lib/common.sh && kernel_series_list); do \
+		echo "check-kernels: linux $$k" >&2; \
+		{ QHCA_KERNEL=$$k $(TOOLS)/build/module >/dev/null && \
+		  QHCA_KERNEL=$$k $(TOOLS)/build/guest && \
+		  QHCA_KERNEL=$$k $(TOOLS)/check guest; } || rc=1; \
+		cp build/log/check-guest.tap build/log/check-guest-$$k.tap 2>/dev/null; \
+	done; exit $$rc
+
 FUZZ_TIME ?= 600
 fuzz: qemu
 	@FUZZ_SEED=$(FUZZ_SEED) $(TOOLS)/fuzz $(FUZZ_TIME)
