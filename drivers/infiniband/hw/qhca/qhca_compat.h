@@ -21,6 +21,7 @@
 
 #include <linux/version.h>
 #include <net/netdev_queues.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -138,6 +139,61 @@ static inline int qhca_create_cq_udata(struct ib_cq *ibcq,
 #define QHCA_OP_CREATE_CQ	qhca_create_cq_udata
 #else
 #define QHCA_OP_CREATE_CQ	qhca_create_cq
+#endif
+
+#if QHCA_LINUX_BEFORE(6, 17)
+#define QHCA_OP_REG_USER_MR	qhca_reg_user_mr
+#else
+/*
+ * reg_user_mr takes a DMA handle (TPH hints) from 6.17.  qhca has no
+ * alloc_dmah, so user space can make none to pass: refuse one anyway.
+ */
+static inline struct ib_mr *
+qhca_reg_user_mr_dmah(struct ib_pd *ibpd, u64 start, u64 length,
+		      u64 virt_addr, int access, struct ib_dmah *dmah,
+		      struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return qhca_reg_user_mr(ibpd, start, length, virt_addr, access, udata);
+}
+
+#define QHCA_OP_REG_USER_MR	qhca_reg_user_mr_dmah
+#endif
+
+/*
+ * In 7.2's headers (and 7.3's), not 6.12's; the release between that
+ * brought them is not checked.  User CQs are made by create_user_cq
+ * (create_cq stays for kernel ones: qhca_create_cq serves both, as it
+ * did), only user CQs can be resized (resize_user_cq: ib_resize_cq is
+ * gone, so qhca_cq_resize_kernel() has no caller there), and a user
+ * buffer is pinned by ib_umem_get_va().
+ */
+#if QHCA_LINUX_BEFORE(7, 2)
+#define QHCA_OP_CREATE_USER_CQ
+#define QHCA_OP_RESIZE_CQ \
+	.resize_cq = qhca_resize_cq,
+#else
+static inline int qhca_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
+				      struct ib_udata *udata)
+{
+	/* What an int's negative cqe got before: EINVAL. */
+	if (cqe > INT_MAX)
+		return -EINVAL;
+	return qhca_resize_cq(ibcq, cqe, udata);
+}
+
+static inline struct ib_umem *ib_umem_get(struct ib_device *device,
+					  unsigned long addr, size_t size,
+					  int access)
+{
+	return ib_umem_get_va(device, addr, size, access);
+}
+
+#define QHCA_OP_CREATE_USER_CQ \
+	.create_user_cq = qhca_create_cq,
+#define QHCA_OP_RESIZE_CQ \
+	.resize_user_cq = qhca_resize_user_cq,
 #endif
 
 #if QHCA_LINUX_BEFORE(6, 12)

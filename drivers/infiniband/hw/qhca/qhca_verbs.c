@@ -338,6 +338,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.attach_mcast = qhca_attach_mcast,
 	.create_ah = qhca_create_ah,
 	.create_cq = QHCA_OP_CREATE_CQ,
+	QHCA_OP_CREATE_USER_CQ
 	.create_qp = qhca_create_qp,
 	.create_srq = qhca_create_srq,
 	.dealloc_pd = qhca_dealloc_pd,
@@ -371,10 +372,10 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.query_port = qhca_query_port,
 	.query_qp = qhca_query_qp,
 	.query_srq = qhca_query_srq,
-	.reg_user_mr = qhca_reg_user_mr,
+	.reg_user_mr = QHCA_OP_REG_USER_MR,
 	.rereg_user_mr = qhca_rereg_user_mr,
 	.req_notify_cq = qhca_req_notify_cq,
-	.resize_cq = qhca_resize_cq,
+	QHCA_OP_RESIZE_CQ
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, qhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, qhca_cq, ibcq),
