@@ -74,6 +74,20 @@ fuzz: qemu
 deb: rdma-core
 	@$(TOOLS)/build/deb
 
+# The device as a QEMU patch series (tools/series/qemu): git format-patch
+# against the QEMU release we build, into QEMU_PATCHES; apply it to a QEMU
+# tree with git am.  check-qemu-newest applies it to the newest QEMU Debian
+# offers, builds QEMU and the qtests there and runs them (make check only
+# compiles the device's and qtests' objects there).
+QEMU_PATCHES ?= build/qemu-patches
+.PHONY: qemu-patches check-qemu-newest
+qemu-patches: deps
+	@$(TOOLS)/deps/fetch qemu && \
+		$(TOOLS)/series/qemu write --out $(abspath $(QEMU_PATCHES))
+
+check-qemu-newest: deps
+	@$(TOOLS)/deps/fetch qemu && $(TOOLS)/series/qemu check-newest
+
 # The perftest matrix on qhca0 and on rxe (and siw where the kernel has it)
 # in one guest boot, with the ratios; figures, not a test.  The 1000-QP
 # loopback run needs 2000 QPs: more than the device's default max-qps.
