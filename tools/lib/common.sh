@@ -69,7 +69,7 @@ kernel_series_list() {
 # or, when KTOOL is set, chrooted into that trixie root (the compiler and
 # glibc the kernel's headers and kbuild binaries were built for), with the
 # repository (and build/, wherever it is) at the same path and the host's
-# /dev.  An unprivileged user
+# /dev and /proc (objtool reads its stack limit there).  An unprivileged user
 # namespace: no root needed, and files written are the caller's.
 kbuild() {
 	if [ -z "$KTOOL" ]; then
@@ -83,6 +83,7 @@ kbuild() {
 		root=$1 top=$2 build=$3
 		shift 3
 		mount --rbind "$top" "$root$top" && mount --rbind /dev "$root/dev" &&
+			mount --rbind /proc "$root/proc" &&
 			{ [ -z "$build" ] || mount --rbind "$build" "$root$build"; } &&
 			exec chroot "$root" "$@"' kbuild "$KTOOL/root" "$QHCA_TOP" "$build" \
 		env -i PATH=/usr/bin:/bin HOME=/ LC_ALL=C.UTF-8 TMPDIR="$KOUT/tmp" "$@"
