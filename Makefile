@@ -88,6 +88,14 @@ qemu-patches: deps
 check-qemu-newest: deps
 	@$(TOOLS)/deps/fetch qemu && $(TOOLS)/series/qemu check-newest
 
+# The kernel side as a Linux patch series (tools/series/kernel): git
+# format-patch against the linux-source the build unpacks, into
+# KERNEL_PATCHES; apply it to a Linux tree with git am.
+KERNEL_PATCHES ?= build/kernel-patches
+.PHONY: kernel-patches
+kernel-patches: deps
+	@$(TOOLS)/series/kernel --out $(abspath $(KERNEL_PATCHES))
+
 # The perftest matrix on qhca0 and on rxe (and siw where the kernel has it)
 # in one guest boot, with the ratios; figures, not a test.  The 1000-QP
 # loopback run needs 2000 QPs: more than the device's default max-qps.
