@@ -245,6 +245,7 @@ def child(name):
     """The forked process of NAME: it never returns to the loop below."""
     os.setpgid(0, 0)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     log = os.open(os.path.join(opts.logs, name + '.log'),
                   os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log, 1)
@@ -261,7 +262,26 @@ def child(name):
     sys.exit(0)
 
 
+# The module's process, while one runs: ended with the driver, which a
+# timeout of the whole run ends with SIGTERM (the process has a group of
+# its own, which that signal does not reach).
+running = None
+
+
+def on_term(signum, frame):
+    if running:
+        try:
+            os.killpg(running, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, on_term)
+
+
 def one(name):
+    global running
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -273,12 +293,14 @@ def one(name):
         except BaseException:
             traceback.print_exc()
             sys.exit(1)
+    running = pid
     pidfd = os.pidfd_open(pid)
     ready, _, _ = select.select([pidfd], [], [], opts.limit)
     os.close(pidfd)
     if not ready:
         os.killpg(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
+    running = None
     # What the module left running (a multiprocessing peer) ends with it.
     try:
         os.killpg(pid, signal.SIGKILL)

@@ -7,8 +7,9 @@
 
 # The image carries only the modules the verbs bench needs; the ULPs'
 # come from the kernel tree the build unpacked (the repository is shared
-# at the same path), with its modules.dep.
-kroot=${QHCA_TOP:-/nonexistent}/build/kernel/root
+# at the same path), with its modules.dep: the booted kernel's
+# (QHCA_KROOT, set by tools/guest/init).
+kroot=${QHCA_KROOT:-${QHCA_TOP:-/nonexistent}/build/kernel/root}
 ulp_modprobe() { modprobe -d "$kroot" "$@"; }
 
 # res_now: qhca0's object counts as rdma res shows them ("pd 1 cq 2 ..."),

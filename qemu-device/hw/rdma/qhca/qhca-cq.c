@@ -58,6 +58,9 @@ void qhca_cq_reset(QhcaState *s)
     qhca_table_reset(&s->cqs);
 }
 
+/* Engine rounds RESIZE_CQ gives the work posted before it, at most. */
+#define QHCA_RESIZE_CQ_DRAIN_ROUNDS 256
+
 /* CREATE_CQ's and RESIZE_CQ's ring and record: depth and alignment. */
 static uint8_t qhca_cq_check_ring(QhcaState *s, const QhcaCmd *cmd,
                                   uint64_t ring, uint64_t dbrec,
@@ -214,6 +217,7 @@ uint8_t qhca_cq_resize(QhcaState *s, const QhcaCmd *cmd,
     uint32_t ci = le32_to_cpu(p->ci);
     uint64_t size;
     uint8_t status;
+    unsigned n;
     QhcaCq *cq;
 
     if (!buffer_is_zero(p->rsvd, sizeof(p->rsvd))) {
@@ -248,6 +252,20 @@ uint8_t qhca_cq_resize(QhcaState *s, const QhcaCmd *cmd,
     if (cq->pi - ci > cq->entries || (int32_t)(ci - cq->ci) < 0) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "consumer index out of range");
+    }
+    /*
+     * Work posted before the command: let the engine take the doorbells
+     * rung so far and finish what finishes at once (a loopback message and
+     * its ACK), so that its completions count as outstanding below, as on
+     * hardware that is faster than its driver.  Without this, a resize
+     * that raced the engine thread could succeed and the CQEs still to
+     * come would overrun the smaller ring (rdma-core's test_resize_cq).
+     * Bounded: work waiting on a timer or a remote peer stays in flight.
+     */
+    for (n = 0; n < QHCA_RESIZE_CQ_DRAIN_ROUNDS; n++) {
+        if (!qhca_engine_round_locked(s)) {
+            break;
+        }
     }
     /*
      * The CQ's state, not a malformed command: a driver cannot know how
