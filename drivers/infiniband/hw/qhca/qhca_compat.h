@@ -2,8 +2,8 @@
 /*
  * qhca_compat.h: the kernel API differences between the kernels qhca.ko
  * builds for, in one place.  The driver is written against one spelling
- * (Linux 6.12's, where the newer ones still accept it); this header gives
- * that spelling on the older kernels, keyed on the kernel's version, and
+ * (Linux 6.12's, where the others can be given it); this header gives
+ * that spelling on the other kernels, keyed on the kernel's version, and
  * says what qhca does where a kernel lacks a feature.  Built and run on
  * Debian's 6.1 (bookworm), 6.12 and the newest Debian offers (7.3); the
  * version each change arrived in is upstream's.
@@ -141,6 +141,23 @@ static inline int qhca_create_cq_udata(struct ib_cq *ibcq,
 #define QHCA_OP_CREATE_CQ	qhca_create_cq
 #endif
 
+#if QHCA_LINUX_BEFORE(6, 12)
+/*
+ * ib_core keeps the netdev of ib_device_set_netdev() but exports no
+ * getter before 6.12: take the driver's own.  It is the NIC's, which
+ * outlives the registered ib_device (qhca_eth_down(), qhca_eth_remove()).
+ */
+static inline struct net_device *
+ib_device_get_netdev(struct ib_device *ibdev, u32 port)
+{
+	struct net_device *ndev =
+		container_of(ibdev, struct qhca_dev, ibdev)->netdev;
+
+	dev_hold(ndev);
+	return ndev;
+}
+#endif
+
 #if QHCA_LINUX_BEFORE(6, 17)
 #define QHCA_OP_REG_USER_MR	qhca_reg_user_mr
 #else
@@ -194,23 +211,6 @@ static inline struct ib_umem *ib_umem_get(struct ib_device *device,
 	.create_user_cq = qhca_create_cq,
 #define QHCA_OP_RESIZE_CQ \
 	.resize_user_cq = qhca_resize_user_cq,
-#endif
-
-#if QHCA_LINUX_BEFORE(6, 12)
-/*
- * ib_core keeps the netdev of ib_device_set_netdev() but exports no
- * getter before 6.12: take the driver's own.  It is the NIC's, which
- * outlives the registered ib_device (qhca_eth_down(), qhca_eth_remove()).
- */
-static inline struct net_device *
-ib_device_get_netdev(struct ib_device *ibdev, u32 port)
-{
-	struct net_device *ndev =
-		container_of(ibdev, struct qhca_dev, ibdev)->netdev;
-
-	dev_hold(ndev);
-	return ndev;
-}
 #endif
 
 #endif /* QHCA_COMPAT_H */
