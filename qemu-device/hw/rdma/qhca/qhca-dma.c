@@ -15,7 +15,6 @@
  * memcpy, marking written pages dirty as any DMA does.
  */
 #include "qemu/osdep.h"
-#include "exec/memory.h"
 #include "system/dma.h"
 #include "qemu/rcu.h"
 #include "qhca.h"

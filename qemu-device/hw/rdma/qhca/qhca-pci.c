@@ -245,7 +245,19 @@ static const VMStateDescription qhca_vmstate = {
     .unmigratable = 1,
 };
 
-static void qhca_class_init(ObjectClass *klass, void *data)
+/*
+ * QEMU 10.1 made class_init's data pointer const.  The series is written
+ * against 10.0, the release we build, and must also build on the newest
+ * release Debian offers (tools/series/qemu check).
+ */
+#if QEMU_VERSION_MAJOR > 10 || \
+    (QEMU_VERSION_MAJOR == 10 && QEMU_VERSION_MINOR >= 1)
+typedef const void QhcaClassData;
+#else
+typedef void QhcaClassData;
+#endif
+
+static void qhca_class_init(ObjectClass *klass, QhcaClassData *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
