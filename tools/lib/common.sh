@@ -103,3 +103,30 @@ build_lock() {
 	exec {fd}>"$QHCA_BUILD/.lock-$1"
 	flock "$fd"
 }
+
+# TAP for scripts whose steps each log to build/log (tools/build/module,
+# tools/series/kernel): the caller sets n=0 failed=0 and prints the plan.
+# tap RESULT NAME [LOG]: one TAP line for exit status RESULT; on failure
+# the log's tail on stderr.
+tap() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=1
+		[ -z "${3:-}" ] || {
+			tail -n 30 "$3" | sed 's/^/# /' >&2
+			echo "# full log in ${3#"$QHCA_TOP"/}" >&2
+		}
+	fi
+}
+
+# run LOGNAME CMD...: CMD's output into build/log/LOGNAME.log, which log
+# names afterwards; sets rc.
+run() {
+	log=$QHCA_LOG/$1.log
+	shift
+	rc=0
+	"$@" >"$log" 2>&1 || rc=$?
+}
