@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * qhca hardware interface, version 1.6.
+ * qhca hardware interface, version 1.7.
  *
  * This is the one description of the device's registers, admin commands,
  * queues and entries.  The QEMU device model, the Linux driver and the
@@ -65,6 +65,16 @@
 #define QHCA_DB_BAR			2
 #define QHCA_DB_PAGE_SHIFT		12
 #define QHCA_DB_PAGE_SIZE		(1u << QHCA_DB_PAGE_SHIFT)
+/*
+ * BAR 4 (1.7, with QHCA_DEV_CAP_DEVICE_MEMORY): device memory, 64-bit and
+ * prefetchable, dm_size bytes (QUERY_DEVICE; a power of two, at least
+ * QHCA_DM_MIN_SIZE).  The host reads and writes it as memory; the device
+ * reads and writes it for MRs of REG_MR flags DM.  It is zero after a
+ * reset.  The device keeps no allocations in it: the driver hands out
+ * pieces of it, and a piece is what REG_MR names.
+ */
+#define QHCA_DM_BAR			4
+#define QHCA_DM_MIN_SIZE		0x1000
 
 /* ------------------------------------------------------------------ */
 /* Registers (BAR 0).  All are 32 bits wide and accessed as 32 bits.   */
@@ -110,7 +120,8 @@
 #define QHCA_VERSION_1_4		0x00010004
 #define QHCA_VERSION_1_5		0x00010005
 #define QHCA_VERSION_1_6		0x00010006
-#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_6
+#define QHCA_VERSION_1_7		0x00010007
+#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_7
 
 /* CAPS: no optional capabilities are defined in version 1.0. */
 #define QHCA_CAP_RSVD			0xffffffff
@@ -257,7 +268,8 @@ struct qhca_device_attr {
 	__u8 local_ca_ack_delay;
 	__u8 rsvd0[5];
 	__le32 hca_core_clock;	/* kHz of the CQE timestamp clock (1.2) */
-	__le32 rsvd1[4];
+	__le32 dm_size;		/* bytes of BAR 4, with DEVICE_MEMORY (1.7) */
+	__le32 rsvd1[3];
 	__le32 max_mw;		/* memory windows, with DEV_CAP_MW (1.2) */
 };
 QHCA_ASSERT_SIZE(qhca_device_attr, 160);
@@ -295,6 +307,8 @@ QHCA_ASSERT_SIZE(qhca_device_attr, 160);
 #define QHCA_DEV_CAP_REREG_MR		0x00001000	/* REREG_MR */
 #define QHCA_DEV_CAP_FLUSH		0x00002000	/* WR_FLUSH, FLUSH access */
 #define QHCA_DEV_CAP_ATOMIC_WRITE	0x00004000	/* WR_ATOMIC_WRITE */
+/* 1.7 */
+#define QHCA_DEV_CAP_DEVICE_MEMORY	0x00008000	/* BAR 4, REG_MR DM */
 
 /* QUERY_PORT: payload struct qhca_cmd_query_port; response qhca_port_attr. */
 struct qhca_cmd_query_port {
@@ -617,7 +631,17 @@ QHCA_ASSERT_SIZE(qhca_cmd_reg_mr, 40);
  * LOCAL_INV or SEND_WITH_INV of its key makes it free again.
  */
 #define QHCA_MR_F_FAST_REG		0x04
-#define QHCA_MR_F_RSVD			0xf8
+/*
+ * 1.7, with QHCA_DEV_CAP_DEVICE_MEMORY: an MR of device memory.  pbl_addr
+ * is the offset in BAR 4 of the MR's first byte (any alignment), and
+ * [pbl_addr, pbl_addr + length) lies in BAR 4; the MR covers [iova, iova +
+ * length) (iova 0 for the verbs' zero-based device memory MRs); npages
+ * and page_shift are 0; length is at least 1.  Access as for any MR, but
+ * not MW_BIND (BAD_PARAM): no memory window is bound to device memory.
+ * REREG_MR refuses it, as it refuses PHYS.
+ */
+#define QHCA_MR_F_DM			0x08
+#define QHCA_MR_F_RSVD			0xf0
 #define QHCA_FAST_REG_MAX_PAGES		65536
 #define QHCA_PBL_ENTRIES_PER_PAGE	512
 #define QHCA_MR_MIN_PAGE_SHIFT		12
