@@ -100,11 +100,13 @@ kernel-patches: deps
 # in one guest boot, with the ratios; figures, not a test.  The 1000-QP
 # loopback run needs 2000 QPs: more than the device's default max-qps.
 # Then the cross-guest matrix: qhca<->qhca and rxe<->rxe between two guests
-# on one segment, a boot each (BENCH_* variables: tools/bench/wire-matrix).
+# on one segment, a boot each (BENCH_* variables: tools/bench/wire-matrix);
+# then nvme-rdma and NFS/RDMA fio on the same two pairs (tools/bench/ulp-matrix).
 bench: all
 	@$(TOOLS)/vm --timeout 3600 --qhca-opt max-qps=4096 -- \
 		$(CURDIR)/$(TOOLS)/bench/perf-matrix
 	@$(TOOLS)/bench/wire-matrix
+	@$(TOOLS)/bench/ulp-matrix
 
 shell: all
 	@$(TOOLS)/vm
