@@ -203,7 +203,12 @@ static void test_query_device(void)
     g_assert_cmpuint(a.num_ports, ==, 1);
     g_assert_cmpuint(a.atomic_cap, ==, 1);
     g_assert_cmpuint(a.local_ca_ack_delay, ==, 16);
-    g_assert_cmpuint(a.rsvd0[0] | a.rsvd0[4] | a.rsvd1[0] | a.rsvd1[3], ==, 0);
+    /* 1.7: 256 KiB of device memory by default (qhca-dm-test). */
+    g_assert_cmphex(le32_to_cpu(a.device_cap_flags) &
+                    QHCA_DEV_CAP_DEVICE_MEMORY, !=, 0);
+    g_assert_cmpuint(le32_to_cpu(a.dm_size), ==, 256 * 1024);
+    g_assert_cmpuint(a.rsvd0[0] | a.rsvd0[4] | a.rsvd1[0] | a.rsvd1[1] |
+                     a.rsvd1[2], ==, 0);
     qhca_stop(t);
 }
 

@@ -216,7 +216,10 @@ static uint8_t qhca_exec_query_device(QhcaState *s, const QhcaCmd *cmd,
                                          QHCA_DEV_CAP_ATOMIC_WRITE |
                                          QHCA_DEV_CAP_RESIZE_CQ |
                                          (p->fault_injection ?
-                                          QHCA_DEV_CAP_FAULT_INJECT : 0));
+                                          QHCA_DEV_CAP_FAULT_INJECT : 0) |
+                                         (p->dm_size ?
+                                          QHCA_DEV_CAP_DEVICE_MEMORY : 0));
+    attr->dm_size = cpu_to_le32(p->dm_size);
     /* CQE timestamps count nanoseconds (qhca_cq_post()): a 1 GHz clock. */
     attr->hca_core_clock = cpu_to_le32(QHCA_CQE_CLOCK_KHZ);
     attr->num_ports = 1;

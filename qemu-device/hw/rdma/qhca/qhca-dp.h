@@ -58,7 +58,7 @@ typedef struct QhcaSge {
 typedef struct QhcaMr {
     uint64_t iova;
     uint64_t length;
-    uint64_t *pages;            /* npages guest addresses; NULL if phys */
+    uint64_t *pages;            /* npages guest addresses; NULL if phys, dm */
     uint32_t npages;
     uint32_t pdn;
     uint8_t key;
@@ -70,6 +70,9 @@ typedef struct QhcaMr {
     bool valid;                 /* keys resolve (always, unless fast_reg) */
     uint32_t max_pages;         /* fast_reg: what a REG_MR WQE may map */
     uint32_t mw_refs;           /* windows bound to it */
+    /* 1.7: an MR of device memory, from this offset in BAR 4 */
+    bool dm;
+    uint64_t dm_offset;
 } QhcaMr;
 
 /* A memory window (1.2). */

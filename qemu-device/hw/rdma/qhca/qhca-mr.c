@@ -151,6 +151,23 @@ static const char *qhca_mr_check_params(const struct qhca_cmd_reg_mr *p)
         return "length out of range";
     }
 
+    if (p->flags & QHCA_MR_F_DM) {
+        /* Where in BAR 4 is qhca_mr_check_dm()'s: it needs the device. */
+        if (p->flags != QHCA_MR_F_DM) {
+            return "device memory MR with another flag";
+        }
+        if (p->npages || p->page_shift) {
+            return "device memory MR with a page list";
+        }
+        if (p->access & QHCA_ACCESS_MW_BIND) {
+            return "device memory MR with MW_BIND access";
+        }
+        if (length - 1 > UINT64_MAX - iova) {
+            return "iova + length wraps";
+        }
+        return NULL;
+    }
+
     if (p->flags & QHCA_MR_F_PHYS) {
         if (p->flags & QHCA_MR_F_PBL_INDIRECT) {
             return "physical MR with a page list";
@@ -215,6 +232,25 @@ static uint8_t qhca_mr_load_pages(QhcaState *s, const QhcaCmd *cmd,
     return QHCA_AQ_SUCCESS;
 }
 
+/*
+ * 1.7: a device memory MR (its fields checked by qhca_mr_check_params())
+ * needs device memory, and its bytes lie in BAR 4.
+ */
+static const char *qhca_mr_check_dm(QhcaState *s,
+                                    const struct qhca_cmd_reg_mr *p)
+{
+    uint64_t offset = le64_to_cpu(p->pbl_addr);
+    uint64_t length = le64_to_cpu(p->length);
+
+    if (!s->params.dm_size) {
+        return "device memory MR without device memory";
+    }
+    if (offset >= s->params.dm_size || length > s->params.dm_size - offset) {
+        return "device memory MR beyond BAR 4";
+    }
+    return NULL;
+}
+
 uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
                     const struct qhca_cmd_reg_mr *p, uint32_t *index)
 {
@@ -222,12 +258,18 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
     uint32_t npages = le32_to_cpu(p->npages);
     bool phys = p->flags & QHCA_MR_F_PHYS;
     bool fast_reg = p->flags & QHCA_MR_F_FAST_REG;
+    bool dm = p->flags & QHCA_MR_F_DM;
     g_autofree uint64_t *pages = NULL;
     const char *why;
     uint8_t status;
     QhcaMr *mr;
 
-    why = qhca_mr_check_params(p);
+    /* Without the capability, the DM flag is as unknown as any other. */
+    why = dm && !s->params.dm_size ? "DM flag without device memory" :
+          qhca_mr_check_params(p);
+    if (!why && dm) {
+        why = qhca_mr_check_dm(s, p);
+    }
     if (why) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM, why);
     }
@@ -248,7 +290,7 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
             return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
                                     "no host memory for the page list");
         }
-    } else if (!phys) {
+    } else if (!phys && !dm) {
         status = qhca_mr_load_pages(s, cmd, p, &pages);
         if (status != QHCA_AQ_SUCCESS) {
             return status;
@@ -271,11 +313,18 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
     mr->fast_reg = fast_reg;
     mr->valid = !fast_reg;
     mr->max_pages = fast_reg ? npages : 0;
+    mr->dm = dm;
+    mr->dm_offset = dm ? le64_to_cpu(p->pbl_addr) : 0;
     s->mr[*index] = mr;
     s->mr_pages += npages;
     s->pd_refs[pdn]++;
-    trace_qhca_mr_reg(*index, mr->key, pdn, mr->iova, mr->length,
-                      mr->npages, mr->page_shift, mr->access, phys);
+    if (dm) {
+        trace_qhca_mr_reg_dm(*index, mr->key, pdn, mr->iova, mr->length,
+                             mr->dm_offset, mr->access);
+    } else {
+        trace_qhca_mr_reg(*index, mr->key, pdn, mr->iova, mr->length,
+                          mr->npages, mr->page_shift, mr->access, phys);
+    }
     return QHCA_AQ_SUCCESS;
 }
 
@@ -359,7 +408,7 @@ uint8_t qhca_mr_rereg(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such MR");
     }
     mr = s->mr[index];
-    if (mr->phys || mr->fast_reg) {
+    if (mr->phys || mr->fast_reg || mr->dm) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "not an MR with a page list");
     }
@@ -454,7 +503,8 @@ QhcaMr *qhca_mr_lookup(QhcaState *s, uint32_t key, uint32_t pdn,
 
 /*
  * Copy between @buf and [addr, addr + len) of @mr, which covers it.  Each
- * piece within one page is one DMA; false if a page left guest RAM.
+ * piece within one page is one DMA; false if a page left guest RAM.  A
+ * device memory MR (1.7) is copied to or from BAR 4 instead.
  */
 bool qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
                   uint32_t len, bool to_mr)
@@ -463,6 +513,18 @@ bool qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
     uint64_t pgsize, off, gpa, n;
 
     if (len == 0) {
+        return true;
+    }
+    if (mr->dm) {
+        /* qhca_mr_check_dm() put the MR in BAR 4, lookup the range in it. */
+        off = mr->dm_offset + (addr - mr->iova);
+        assert(off < s->params.dm_size && len <= s->params.dm_size - off);
+        if (to_mr) {
+            memcpy(s->dm + off, p, len);
+            memory_region_set_dirty(&s->dm_bar, off, len);
+        } else {
+            memcpy(p, s->dm + off, len);
+        }
         return true;
     }
     if (mr->phys) {

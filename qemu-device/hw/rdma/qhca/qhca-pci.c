@@ -11,6 +11,7 @@
 #include "qemu/host-utils.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
+#include "qemu/units.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
@@ -53,6 +54,19 @@ static bool qhca_check_range(const char *name, uint64_t val, uint64_t min,
     return true;
 }
 
+/* dm-size (1.7): 0, or a power of two that a BAR and dm_size can hold. */
+static bool qhca_check_dm_size(uint64_t size, Error **errp)
+{
+    if (size && (!is_power_of_2(size) || size < QHCA_DM_MIN_SIZE ||
+                 size > QHCA_MAX_DM_SIZE)) {
+        error_setg(errp, "qhca: dm-size=%" PRIu64 " is out of range: 0, "
+                   "or a power of two %u..%llu", size, QHCA_DM_MIN_SIZE,
+                   QHCA_MAX_DM_SIZE);
+        return false;
+    }
+    return true;
+}
+
 static bool qhca_check_params(QhcaParams *p, Error **errp)
 {
     return qhca_check_range("lid", p->lid, 1, QHCA_MAX_LID, errp) &&
@@ -76,7 +90,8 @@ static bool qhca_check_params(QhcaParams *p, Error **errp)
         qhca_check_range("max-srq-wr", p->max_srq_wr, 2, QHCA_WQ_MAX_DEPTH,
                          errp) &&
         qhca_check_range("msix-vectors", p->msix_vectors,
-                         QHCA_MIN_MSIX_VECTORS, QHCA_MAX_MSIX_VECTORS, errp);
+                         QHCA_MIN_MSIX_VECTORS, QHCA_MAX_MSIX_VECTORS, errp) &&
+        qhca_check_dm_size(p->dm_size, errp);
 }
 
 static bool qhca_init_bars(QhcaState *s, Error **errp)
@@ -110,6 +125,37 @@ static bool qhca_init_bars(QhcaState *s, Error **errp)
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db_bar);
     return true;
+}
+
+/*
+ * BAR 4 (1.7): device memory.  RAM, so that the guest maps it as memory
+ * (prefetchable, write-combined) and QEMU's RAM migration and dirty
+ * tracking cover it; the data path reaches it through s->dm.
+ */
+static bool qhca_init_dm(QhcaState *s, Error **errp)
+{
+    if (!s->params.dm_size) {
+        return true;
+    }
+    if (!memory_region_init_ram(&s->dm_bar, OBJECT(s), "qhca-dm",
+                                s->params.dm_size, errp)) {
+        return false;
+    }
+    s->dm = memory_region_get_ram_ptr(&s->dm_bar);
+    pci_register_bar(PCI_DEVICE(s), QHCA_DM_BAR,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->dm_bar);
+    return true;
+}
+
+/* Undo qhca_init_dm(): a device plugged again registers its RAM again. */
+static void qhca_fini_dm(QhcaState *s)
+{
+    if (s->dm) {
+        vmstate_unregister_ram(&s->dm_bar, DEVICE(s));
+        s->dm = NULL;
+    }
 }
 
 /*
@@ -157,6 +203,12 @@ static void qhca_realize(PCIDevice *pci_dev, Error **errp)
         pcie_cap_exit(pci_dev);
         return;
     }
+    if (!qhca_init_dm(s, errp)) {
+        msix_unuse_all_vectors(pci_dev);
+        msix_uninit(pci_dev, &s->bar0, &s->bar0);
+        pcie_cap_exit(pci_dev);
+        return;
+    }
 
     qemu_mutex_init(&s->lock);
     qhca_objects_init(s);
@@ -183,6 +235,7 @@ static void qhca_pci_exit(PCIDevice *pci_dev)
     qemu_mutex_destroy(&s->lock);
     msix_unuse_all_vectors(pci_dev);
     msix_uninit(pci_dev, &s->bar0, &s->bar0);
+    qhca_fini_dm(s);
     pcie_cap_exit(pci_dev);
 }
 
@@ -237,6 +290,8 @@ static const Property qhca_props[] = {
      */
     DEFINE_NIC_PROPERTIES(QhcaState, conf),
     DEFINE_PROP_STRING("link-layer", QhcaState, params.link_layer),
+    /* 1.7: bytes of device memory in BAR 4; 0: none, no BAR 4. */
+    DEFINE_PROP_SIZE("dm-size", QhcaState, params.dm_size, 256 * KiB),
 };
 
 /* Guest rings and objects live in guest memory and host tables alike. */

@@ -38,6 +38,11 @@ void qhca_device_reset(QhcaState *s)
     s->ctrl = 0;
     s->error = QHCA_ERR_NONE;
     memset(&s->counters, 0, sizeof(s->counters));
+    /* 1.7: the next driver must not see what the last one left in BAR 4. */
+    if (s->dm) {
+        memset(s->dm, 0, s->params.dm_size);
+        memory_region_set_dirty(&s->dm_bar, 0, s->params.dm_size);
+    }
 }
 
 /* Stop taking work until a reset; the caller has recorded why. */

@@ -41,6 +41,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(QhcaState, QHCA)
 #define QHCA_MIN_MSIX_VECTORS   2
 #define QHCA_MAX_MSIX_VECTORS   64
 #define QHCA_MAX_LID            0xbfff      /* highest unicast LID */
+#define QHCA_MAX_DM_SIZE        (256ull << 20)  /* BAR 4 (1.7) */
 
 /* Fixed limits reported by QUERY_DEVICE (see the spec). */
 #define QHCA_MAX_EQE            32768
@@ -69,6 +70,7 @@ typedef struct QhcaParams {
     bool engine_inline;         /* doorbells may run the engine in the vCPU */
     bool fault_injection;       /* 1.3: INJECT_FAULT, FAULT_INJECT cap */
     char *link_layer;           /* 1.5: "eth", "ib" or NULL (qhca-net.c) */
+    uint64_t dm_size;           /* 1.7: bytes of BAR 4; 0: no device memory */
 } QhcaParams;
 
 /* A table of object handles first .. size - 1. */
@@ -134,6 +136,13 @@ struct QhcaState {
     MemoryRegion bar0;          /* registers + MSI-X table and PBA */
     MemoryRegion regs;
     MemoryRegion db_bar;
+    /*
+     * 1.7: BAR 4, device memory (params.dm_size bytes; none if 0).  RAM:
+     * the guest's CPUs access it directly, the data path through @dm
+     * (qhca_mr_copy()).
+     */
+    MemoryRegion dm_bar;
+    uint8_t *dm;
 
     QhcaParams params;
     QemuMutex lock;             /* the device lock, see qhca-dp.h */
