@@ -44,10 +44,15 @@ guest: kernel
 tests: rdma-core linux-source
 	@$(TOOLS)/build/tests
 
-run: all
+# The parts build side by side (-j3): QEMU's compile keeps the cores busy
+# while the others mostly download and unpack.  Each script takes its own
+# lock, and the downloads take turns (tools/deps/fetch).
+run:
+	@$(MAKE) --no-print-directory -j3 all
 	@$(TOOLS)/vm -- $(CURDIR)/$(TOOLS)/guest/demo
 
-check: all
+check:
+	@$(MAKE) --no-print-directory -j3 all
 	@$(TOOLS)/check
 
 # The guest suite on each guest kernel QHCA_KERNEL can select (6.1, the
