@@ -33,7 +33,9 @@
  * the log and QEMU's trace of the run are kept beside it.
  *
  * The grammar covers RC, UC and UD QPs, SRQs, MRs with page lists and
- * physical MRs, CQ arming, the EQ, batches of admin commands that fill
+ * physical MRs, device memory (1.7: REG_MR of flags DM, SGEs and remote
+ * addresses in a device memory MR, host accesses to BAR 4, runs of each
+ * dm-size kind), CQ arming, the EQ, batches of admin commands that fill
  * the admin CQ, and ENABLE on configurations of the fuzzer's choice;
  * qhca-fuzz-verbs.c adds XRC, memory windows, fast registration,
  * multicast and whole working configurations with traffic through them,
@@ -181,6 +183,11 @@ uint64_t fz_addr(Fz *f, uint64_t len)
         a = f->cq_live[i] ? f->cq[i].ring + 64 * fz_below(f, 64) :
                             f->scratch;
         break;
+    case 10:
+        /* 1.7: BAR 4, device memory: RAM, but not guest RAM. */
+        a = f->dm_size ? f->bar4.addr + fz_below(f, f->dm_size) :
+                         f->scratch;
+        break;
     default:
         a = f->scratch + fz_below(f, FZ_SCRATCH - 4096);
         if (fz_chance(f, 50)) {
@@ -238,6 +245,119 @@ static void fz_forget(Fz *f)
     fzv_forget(f);
 }
 
+/* ------------------------------------------------------------------ */
+/* Device memory (1.7)                                                 */
+
+/*
+ * A REG_MR of device memory: mostly within BAR 4 (when the run has one),
+ * now and then across its end, with MW_BIND or a page-list field.
+ */
+static void fz_dm_reg(Fz *f, struct qhca_cmd_reg_mr *p)
+{
+    uint64_t size = f->dm_size ? f->dm_size : 4096;
+    uint64_t off = fz_chance(f, 80) ? fz_below(f, size) : fz_interesting(f);
+
+    memset(p, 0, sizeof(*p));
+    p->flags = QHCA_MR_F_DM;
+    p->pbl_addr = cpu_to_le64(off);
+    p->length = cpu_to_le64(fz_chance(f, 80) && off < size ?
+                            1 + fz_below(f, size - off) :
+                            fz_interesting(f));
+    p->iova = cpu_to_le64(fz_chance(f, 70) ? 0 : fz_interesting(f));
+    p->pdn = cpu_to_le32(f->h.pdn);
+    p->access = fz_below(f, 32);
+    if (p->access & (QHCA_ACCESS_REMOTE_WRITE | QHCA_ACCESS_REMOTE_ATOMIC)) {
+        p->access |= QHCA_ACCESS_LOCAL_WRITE;
+    }
+    p->key = fz_below(f, 256);
+    if (fz_chance(f, 10)) {
+        p->npages = cpu_to_le32(1);
+        p->page_shift = 12;
+    }
+}
+
+/*
+ * At each resync: the run's device memory MR (iova 0, every access but
+ * MW_BIND) over a random piece of BAR 4.
+ */
+static void fz_dm_resync(Fz *f)
+{
+    struct qhca_cmd_reg_mr c = {
+        .pdn = cpu_to_le32(f->h.pdn),
+        .access = QHCA_ACCESS_ALL & ~QHCA_ACCESS_MW_BIND,
+        .key = 0xd0,
+        .flags = QHCA_MR_F_DM,
+    };
+    uint32_t index;
+
+    f->dm_key = 0;
+    if (!f->dm_size) {
+        return;
+    }
+    f->dm_off = fz_below(f, f->dm_size / 2);
+    f->dm_len = 1 + fz_below(f, f->dm_size - f->dm_off);
+    c.pbl_addr = cpu_to_le64(f->dm_off);
+    c.length = cpu_to_le64(f->dm_len);
+    g_assert_cmpuint(qt_cmd(f->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_SUCCESS);
+    f->dm_key = index << 8 | c.key;
+}
+
+/* Where in the device memory MR an access of @len starts, mostly in it. */
+static uint64_t fz_dm_addr(Fz *f, uint64_t len)
+{
+    if (fz_chance(f, 85) && len <= f->dm_len) {
+        return fz_below(f, f->dm_len - len + 1);
+    }
+    return fz_chance(f, 50) ? f->dm_len - fz_below(f, 64) : fz_interesting(f);
+}
+
+/* The host's accesses to BAR 4: any width, any offset in it, a block. */
+static void fz_dm_mmio(Fz *f)
+{
+    QhcaTest *t = f->t;
+    uint8_t buf[256];
+    uint64_t off, v = fz_interesting(f);
+
+    if (!f->dm_size) {
+        /* No BAR 4: the DM flag is unknown, whatever the fields. */
+        struct qhca_cmd_reg_mr c;
+
+        fz_dm_reg(f, &c);
+        fz_pair(f, "cmd", QHCA_CMD_REG_MR,
+                qt_cmd(t, QHCA_CMD_REG_MR, &c, sizeof(c), NULL));
+        return;
+    }
+    off = fz_below(f, f->dm_size - 8);
+    switch (fz_below(f, 6)) {
+    case 0:
+        qpci_io_writeb(t->dev, f->bar4, off, v);
+        qpci_io_readb(t->dev, f->bar4, off);
+        break;
+    case 1:
+        qpci_io_writew(t->dev, f->bar4, off & ~1ull, v);
+        qpci_io_readw(t->dev, f->bar4, off & ~1ull);
+        break;
+    case 2:
+        qpci_io_writel(t->dev, f->bar4, off & ~3ull, v);
+        qpci_io_readl(t->dev, f->bar4, off & ~3ull);
+        break;
+    case 3:
+        qpci_io_writeq(t->dev, f->bar4, off & ~7ull, v);
+        qpci_io_readq(t->dev, f->bar4, off & ~7ull);
+        break;
+    case 4:
+        off = MIN(off, f->dm_size - sizeof(buf));
+        fz_mutate(f, buf, sizeof(buf));
+        qpci_memwrite(t->dev, f->bar4, off, buf, sizeof(buf));
+        break;
+    default:
+        off = MIN(off, f->dm_size - sizeof(buf));
+        qpci_memread(t->dev, f->bar4, off, buf, sizeof(buf));
+        break;
+    }
+}
+
 /*
  * Reset and enable, with a UAR, PD, EQ, and a physical MR over the first
  * TiB of the bus: it covers the BARs and the hole, so that the DMA checks
@@ -273,6 +393,7 @@ void fz_resync(Fz *f)
     }
     f->cq_live[0] = f->cq_live[1] = true;
     f->qp_live[0] = f->qp_live[1] = true;
+    fz_dm_resync(f);
     fzv_resynced(f);
 }
 
@@ -332,6 +453,10 @@ uint32_t fz_key(Fz *f)
     if (fz_chance(f, 15)) {
         /* A window's or a fast-reg MR's key (qhca-fuzz-verbs.c). */
         return fzv_key(f);
+    }
+    if (f->dm_key && fz_chance(f, 8)) {
+        /* 1.7: for BIND_MW, REG_MR WQEs, invalidation: all refused. */
+        return f->dm_key;
     }
     return i < 0 || fz_chance(f, 50) ? f->phys_key : f->mr[i];
 }
@@ -473,6 +598,8 @@ static void fz_cmd(Fz *f)
             p->access = QHCA_ACCESS_ALL;
             p->key = fz_below(f, 256);
             p->flags = QHCA_MR_F_PHYS;
+        } else if (fz_chance(f, 20)) {
+            fz_dm_reg(f, p);
         }
         break;
     }
@@ -814,6 +941,15 @@ struct qhca_sge fz_sge(Fz *f)
 {
     uint32_t len = fz_chance(f, 80) ? fz_below(f, 8192) : fz_interesting(f);
 
+    if (f->dm_key && fz_chance(f, 8)) {
+        /* 1.7: bytes of the device memory MR. */
+        len = fz_below(f, 4096);
+        return (struct qhca_sge) {
+            .addr = cpu_to_le64(fz_dm_addr(f, len)),
+            .length = cpu_to_le32(len),
+            .lkey = cpu_to_le32(f->dm_key),
+        };
+    }
     if (fz_chance(f, 60)) {
         /* A good one: scratch RAM under the physical MR. */
         return (struct qhca_sge) {
@@ -860,7 +996,11 @@ void fz_send(Fz *f)
                (fz_below(f, 4) * QHCA_WQE_F_SOLICITED) : fz_below(f, 256);
     w->num_sge = n;
     w->imm_data = g_rand_int(f->r);
-    if (fz_chance(f, 60)) {
+    if (f->dm_key && fz_chance(f, 10)) {
+        /* 1.7: the device memory MR; 8-byte aligned for atomics. */
+        w->remote_addr = cpu_to_le64(fz_dm_addr(f, 8) & ~7ull);
+        w->rkey = cpu_to_le32(f->dm_key);
+    } else if (fz_chance(f, 60)) {
         w->remote_addr = cpu_to_le64(f->scratch + FZ_SCRATCH / 2 +
                                      8 * fz_below(f, FZ_SCRATCH / 32));
         w->rkey = cpu_to_le32(f->phys_key);
@@ -1200,6 +1340,17 @@ static bool fz_seed_eth(uint64_t seed)
                          (fz_net == FZ_NET_MIX && seed % 3 == 0));
 }
 
+/*
+ * 1.7: device memory of the default size, the smallest, or none (BAR 4
+ * absent, flag DM refused) by seed.
+ */
+static const char *fz_seed_dm_prop(uint64_t seed)
+{
+    static const char *const p[] = { "", ",dm-size=4K", "", ",dm-size=0" };
+
+    return p[seed % ARRAY_SIZE(p)];
+}
+
 /* One run: @steps steps from @seed; the pairs seen go to @out. */
 static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
                    FILE *out)
@@ -1219,6 +1370,7 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
         { "srq", fz_srq_post, 5 },
         { "poll", fz_poll, 10 },
         { "register", fz_register, 4 },
+        { "dm-mmio", fz_dm_mmio, 4 },
         /* qhca-fuzz-verbs.c */
         { "verbs-cmd", fzv_cmd, 10 },
         { "build", fzv_build, 6 },
@@ -1247,7 +1399,8 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
     /* Small tables, so that they fill up now and then. */
     props = g_strdup_printf(",id=" FZ_QOM_ID ",max-uars=8,max-pds=8,"
                             "max-cqs=12,max-qps=12,max-mrs=32,max-srqs=4,"
-                            "max-eqs=6,max-xrcds=3,max-mws=6%s%s%s",
+                            "max-eqs=6,max-xrcds=3,max-mws=6%s%s%s%s",
+                            fz_seed_dm_prop(seed),
                             trace ? " -D " : "",
                             trace ? trace : "",
                             trace ? " -trace 'qhca_*'" : "");
@@ -1262,6 +1415,9 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
         f.t = qhca_start(props);
     }
     f.scratch = guest_alloc(&f.t->alloc, FZ_SCRATCH);
+    if (!strstr(props, "dm-size=0")) {
+        f.bar4 = qpci_iomap(f.t->dev, QHCA_DM_BAR, &f.dm_size);
+    }
     if (fz_chance(&f, 50)) {
         /*
          * Completions and events then signal their vectors (masked, so

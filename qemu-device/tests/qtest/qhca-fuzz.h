@@ -72,6 +72,16 @@ typedef struct Fz {
     bool cable_pulled;          /* the last link-up qom-set said false */
     bool link_injected_down;    /* LINK_DOWN injected, no LINK_UP since */
 
+    /*
+     * 1.7: device memory, BAR 4 (dm_size 0: the run has none), and a
+     * device memory MR over [dm_off, dm_off + dm_len) of it at iova 0,
+     * which SGEs and remote addresses aim at now and then (0: none).
+     */
+    uint64_t dm_size;
+    QPCIBar bar4;
+    uint32_t dm_key;
+    uint64_t dm_off, dm_len;
+
     /* The run's port is Ethernet: qhca-fuzz-verbs.c's model of the wire. */
     FzEth *eth;
 } Fz;
