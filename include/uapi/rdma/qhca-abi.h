@@ -20,6 +20,7 @@
 #define QHCA_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #define QHCA_UVERBS_ABI_VERSION 1
 
@@ -154,6 +155,19 @@ struct qhca_ibv_create_ah_resp {
 	__u32 comp_mask;	/* none defined */
 	__u8 dmac[6];		/* the next hop's MAC, for the UD WQE */
 	__u8 reserved[6];
+};
+
+/*
+ * ibv_alloc_dm() (QHCA_DEV_CAP_DEVICE_MEMORY): uverbs' DM_ALLOC method
+ * with these driver attributes, which the driver fills.  A DM is a piece
+ * of BAR 4 of whole pages; the provider maps the piece on the context's
+ * fd, MMAP_LENGTH bytes (the requested length rounded up to pages) at
+ * MMAP_OFFSET.  Both are mandatory: the driver refuses a DM_ALLOC without
+ * them.
+ */
+enum qhca_ib_alloc_dm_attrs {
+	QHCA_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
+	QHCA_IB_ATTR_ALLOC_DM_RESP_MMAP_LENGTH,
 };
 
 #endif /* QHCA_ABI_USER_H */

@@ -21,6 +21,7 @@
 static void qhca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops qhca_ctx_ops = {
+	.alloc_dm = qhca_alloc_dm,
 	.alloc_mw = qhca_alloc_mw,
 	.alloc_pd = qhca_alloc_pd,
 	.bind_mw = qhca_bind_mw,
@@ -44,6 +45,7 @@ static const struct verbs_context_ops qhca_ctx_ops = {
 	.destroy_qp = qhca_destroy_qp,
 	.destroy_srq = qhca_destroy_srq,
 	.free_context = qhca_free_context,
+	.free_dm = qhca_free_dm,
 	.modify_qp = qhca_modify_qp,
 	.modify_srq = qhca_modify_srq,
 	.open_qp = qhca_open_qp,
@@ -55,6 +57,8 @@ static const struct verbs_context_ops qhca_ctx_ops = {
 	.query_port = qhca_query_port,
 	.query_qp = qhca_query_qp,
 	.query_srq = qhca_query_srq,
+	.reg_dm_mr = qhca_reg_dm_mr,
+	.reg_dmabuf_mr = qhca_reg_dmabuf_mr,
 	.reg_mr = qhca_reg_mr,
 	.rereg_mr = qhca_rereg_mr,
 	.req_notify_cq = qhca_req_notify_cq,

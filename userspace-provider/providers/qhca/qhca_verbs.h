@@ -30,6 +30,17 @@ struct ibv_mr *qhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 int qhca_dereg_mr(struct verbs_mr *vmr);
 int qhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access);
+struct ibv_mr *qhca_reg_dmabuf_mr(struct ibv_pd *ibpd, uint64_t offset,
+				  size_t length, uint64_t iova, int fd,
+				  int access);
+
+/* qhca_dm.c */
+struct ibv_dm *qhca_alloc_dm(struct ibv_context *ibctx,
+			     struct ibv_alloc_dm_attr *attr);
+int qhca_free_dm(struct ibv_dm *ibdm);
+struct ibv_mr *qhca_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			      uint64_t dm_offset, size_t length,
+			      unsigned int access);
 
 /* qhca_cq.c */
 struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,

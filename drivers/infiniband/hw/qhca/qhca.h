@@ -100,6 +100,18 @@ struct qhca_kuar {
 	void __iomem *db;
 };
 
+/*
+ * 1.7, QHCA_DEV_CAP_DEVICE_MEMORY: the pages of BAR 4 that qhca_dm.c
+ * hands out to user contexts.  @pages is 0 on a device without them.
+ */
+struct qhca_dm_pool {
+	phys_addr_t start;		/* BAR 4's bus address */
+	u32 pages;
+	struct mutex lock;		/* @map and @used */
+	unsigned long *map;		/* a bit per page handed out */
+	u32 used;			/* pages handed out */
+};
+
 struct qhca_dev {
 	struct ib_device ibdev;
 	struct pci_dev *pdev;
@@ -120,6 +132,7 @@ struct qhca_dev {
 	struct dentry *debugfs;
 
 	struct qhca_kuar kuar;
+	struct qhca_dm_pool dm;		/* device memory (1.7) */
 	/* CQs and QPs by number, for events and kernel completions. */
 	struct xarray cqs;
 	struct xarray qps;
@@ -163,6 +176,7 @@ struct qhca_dma_buf {
 enum qhca_mmap_type {
 	QHCA_MMAP_DB_PAGE,		/* a UAR's doorbell page in BAR 2 */
 	QHCA_MMAP_RING,			/* a CQ, SQ or RQ ring in RAM */
+	QHCA_MMAP_DM,			/* a DM's pages in BAR 4 (1.7) */
 };
 
 /*
@@ -172,7 +186,7 @@ enum qhca_mmap_type {
 struct qhca_user_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	enum qhca_mmap_type type;
-	phys_addr_t address;		/* DB_PAGE: the page in BAR 2 */
+	phys_addr_t address;		/* DB_PAGE: the page in BAR 2; DM */
 	u32 uar_index;			/* DB_PAGE */
 	struct qhca_dma_buf buf;	/* RING */
 };
@@ -522,10 +536,22 @@ struct ib_mr *qhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 struct ib_pd *pd, struct ib_udata *udata);
 struct ib_mr *qhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
+int qhca_mr_reg_cmd(struct qhca_dev *dev, struct qhca_cmd_reg_mr *cmd,
+		    u32 *index, u32 *key);
 u8 qhca_access_to_hw(int access);
 int qhca_access_from_hw(u8 hw);
 int qhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
+
+/* qhca_dm.c: device memory (1.7). */
+int qhca_dm_init(struct qhca_dev *dev, phys_addr_t bar_start,
+		 resource_size_t bar_len);
+void qhca_dm_cleanup(struct qhca_dev *dev);
+u64 qhca_dm_size(const struct qhca_dev *dev);
+u32 qhca_dm_used(struct qhca_dev *dev);
+void qhca_dm_set_ops(struct qhca_dev *dev);
+void qhca_dm_mmap_free(struct qhca_dev *dev,
+		       struct qhca_user_mmap_entry *entry);
 
 /* qhca_mw.c */
 void qhca_mw_set_ops(struct qhca_dev *dev);

@@ -26,7 +26,9 @@ MODULE_DEVICE_TABLE(pci, qhca_pci_tbl);
 
 /*
  * Map BAR 0 and claim BAR 2, whose pages are mapped to user space; both
- * for as long as the driver is bound, across resets.
+ * for as long as the driver is bound, across resets.  BAR 4, device
+ * memory (1.7), is claimed too where the function has it: its pages are
+ * mapped to user space as well (qhca_dm.c).
  */
 static int qhca_map_bars(struct pci_dev *pdev, struct qhca_pci *qpci)
 {
@@ -48,6 +50,15 @@ static int qhca_map_bars(struct pci_dev *pdev, struct qhca_pci *qpci)
 		return err;
 	qpci->db_bar_start = pci_resource_start(pdev, QHCA_DB_BAR);
 	qpci->db_bar_len = pci_resource_len(pdev, QHCA_DB_BAR);
+
+	if ((pci_resource_flags(pdev, QHCA_DM_BAR) & IORESOURCE_MEM) &&
+	    pci_resource_len(pdev, QHCA_DM_BAR)) {
+		err = pcim_request_region(pdev, QHCA_DM_BAR, DRV_MODULE_NAME);
+		if (err)
+			return err;
+		qpci->dm_bar_start = pci_resource_start(pdev, QHCA_DM_BAR);
+		qpci->dm_bar_len = pci_resource_len(pdev, QHCA_DM_BAR);
+	}
 	return 0;
 }
 
@@ -199,6 +210,9 @@ int qhca_dev_up(struct pci_dev *pdev, struct qhca_pci *qpci)
 	err = qhca_check_attrs(dev);
 	if (err)
 		goto err_reset;
+	err = qhca_dm_init(dev, qpci->dm_bar_start, qpci->dm_bar_len);
+	if (err)
+		goto err_reset;
 
 	if (!qhca_num_ceqs(dev, vectors)) {
 		dev_err(&pdev->dev, "no event queue for completions\n");
@@ -227,6 +241,7 @@ err_stop_eqs:
 	qhca_eqs_stop(dev);
 err_reset:
 	qhca_hw_reset(dev);
+	qhca_dm_cleanup(dev);
 	qhca_eqs_free(dev);
 	qhca_teardown_admin(dev);
 err_free_vectors:
@@ -257,6 +272,7 @@ void qhca_dev_down(struct qhca_pci *qpci)
 		qhca_eth_down(dev);
 	qhca_eqs_stop(dev);
 	qhca_hw_reset(dev);
+	qhca_dm_cleanup(dev);
 	qhca_eqs_free(dev);
 	qhca_teardown_admin(dev);
 	pci_free_irq_vectors(pdev);

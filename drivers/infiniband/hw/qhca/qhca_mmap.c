@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * What user space maps: a context's doorbell page in BAR 2, and the rings
- * of its CQs and QPs in RAM.  Each mmap entry owns what it maps and frees
- * it in qhca_mmap_free(), once the object is destroyed and no mapping is
- * left; on device removal ib_core zaps the mappings first.
+ * What user space maps: a context's doorbell page in BAR 2, the rings of
+ * its CQs and QPs in RAM, and its device memory in BAR 4 (qhca_dm.c).
+ * Each mmap entry owns what it maps and frees it in qhca_mmap_free(), once
+ * the object is destroyed and no mapping is left; on device removal
+ * ib_core zaps the mappings first.
  */
 
 #include <linux/mm.h>
@@ -109,6 +110,16 @@ int qhca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 		pfn = page_to_pfn(virt_to_page(entry->buf.va));
 		prot = vma->vm_page_prot;
 		break;
+	case QHCA_MMAP_DM:
+		/*
+		 * Device memory in a prefetchable BAR, without side effects:
+		 * write-combined, so that stores reach it in bursts, and
+		 * reads uncached, so they see what the device wrote.  libqhca
+		 * flushes the WC buffers after a copy to it.
+		 */
+		pfn = PHYS_PFN(entry->address);
+		prot = pgprot_writecombine(vma->vm_page_prot);
+		break;
 	default:
 		err = -EINVAL;
 		goto out_put;
@@ -141,6 +152,9 @@ void qhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 		break;
 	case QHCA_MMAP_RING:
 		qhca_dma_buf_free(dev, &entry->buf);
+		break;
+	case QHCA_MMAP_DM:
+		qhca_dm_mmap_free(dev, entry);
 		break;
 	}
 	kfree(entry);

@@ -161,8 +161,8 @@ err_free:
 }
 
 /* REG_MR with a fresh key; returns the index and the key, lkey and rkey. */
-static int qhca_mr_reg_cmd(struct qhca_dev *dev, struct qhca_cmd_reg_mr *cmd,
-			   u32 *index, u32 *key)
+int qhca_mr_reg_cmd(struct qhca_dev *dev, struct qhca_cmd_reg_mr *cmd,
+		    u32 *index, u32 *key)
 {
 	int err;
 

@@ -20,6 +20,9 @@ struct qhca_pci {
 	void __iomem *regs;
 	phys_addr_t db_bar_start;
 	resource_size_t db_bar_len;
+	/* BAR 4, device memory (1.7): 0 if the function has none. */
+	phys_addr_t dm_bar_start;
+	resource_size_t dm_bar_len;
 	/* NULL while the device is down (a reset, or a failed restart). */
 	struct qhca_dev *dev;
 	/*

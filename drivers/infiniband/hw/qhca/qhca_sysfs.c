@@ -68,6 +68,21 @@ static ssize_t ahs_show(struct device *device, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(ahs);
 
+/*
+ * Nor does it count device memory: the driver hands out BAR 4's pages
+ * (qhca_dm.c).  The pages of a freed DM still mapped by a process count
+ * until it unmaps them.
+ */
+static ssize_t dm_pages_show(struct device *device,
+			     struct device_attribute *attr, char *buf)
+{
+	struct qhca_dev *dev =
+		rdma_device_to_drv_device(device, struct qhca_dev, ibdev);
+
+	return sysfs_emit(buf, "%u\n", qhca_dm_used(dev));
+}
+static DEVICE_ATTR_RO(dm_pages);
+
 static struct attribute *qhca_hw_objects_attrs[] = {
 	&qhca_hw_object_uars.attr.attr,
 	&qhca_hw_object_pds.attr.attr,
@@ -80,6 +95,7 @@ static struct attribute *qhca_hw_objects_attrs[] = {
 	&qhca_hw_object_xrcds.attr.attr,
 	&qhca_hw_object_mcast_groups.attr.attr,
 	&dev_attr_ahs.attr,
+	&dev_attr_dm_pages.attr,
 	NULL,
 };
 
@@ -95,7 +111,7 @@ static umode_t qhca_hw_objects_visible(struct kobject *kobj,
 							 ibdev);
 	const struct qhca_hw_object_attr *obj;
 
-	if (attr == &dev_attr_ahs.attr)
+	if (attr == &dev_attr_ahs.attr || attr == &dev_attr_dm_pages.attr)
 		return attr->mode;
 	obj = container_of(attr, struct qhca_hw_object_attr, attr.attr);
 	return dev->version >= obj->version ? attr->mode : 0;

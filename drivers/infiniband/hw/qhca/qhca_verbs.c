@@ -107,6 +107,7 @@ static int qhca_query_device(struct ib_device *ibdev,
 		props->hca_core_clock = le32_to_cpu(a->hca_core_clock);
 		props->timestamp_mask = U64_MAX;
 	}
+	props->max_dm_size = qhca_dm_size(to_qdev(ibdev));
 	return 0;
 }
 
@@ -398,6 +399,7 @@ int qhca_ib_register(struct qhca_dev *dev)
 	ibdev->dev.parent = &dev->pdev->dev;
 	ib_set_device_ops(ibdev, &qhca_dev_ops);
 	qhca_mw_set_ops(dev);
+	qhca_dm_set_ops(dev);
 
 	/*
 	 * An Ethernet port is a RoCE device only with its netdev: ib_core
