@@ -7,6 +7,7 @@
  * response.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,37 @@ struct ibv_mr *qhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	if (err) {
 		verbs_err(verbs_get_ctx(ibpd->context),
 			  "REG_MR of %zu bytes failed: %s\n", length,
+			  strerror(err));
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/*
+ * ibv_reg_dmabuf_mr(): the kernel attaches the dma-buf and pins it, and
+ * the device gets the pages of its sg table as those of any MR.
+ */
+struct ibv_mr *qhca_reg_dmabuf_mr(struct ibv_pd *ibpd, uint64_t offset,
+				  size_t length, uint64_t iova, int fd,
+				  int access)
+{
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	err = ibv_cmd_reg_dmabuf_mr(ibpd, offset, length, iova, fd, access,
+				    vmr, NULL);
+	if (err) {
+		verbs_err(verbs_get_ctx(ibpd->context),
+			  "REG_DMABUF_MR of %zu bytes at %#" PRIx64
+			  " of fd %d failed: %s\n", length, offset, fd,
 			  strerror(err));
 		free(vmr);
 		errno = err;
