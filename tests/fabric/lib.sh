@@ -112,6 +112,23 @@ ask() {
 	return 1
 }
 
+# kill_guest NAME: have the host kill guest NAME whole (tools/vm: SIGKILL
+# of its QEMU), the request renamed into place so that it is read whole;
+# killed_guest NAME [SECONDS]: wait until it has (tools/vm names it in
+# $QHCA_CTL/killed), for at most SECONDS ($wait_s).  A part that kills a
+# guest runs last: the others' barriers would wait for it.
+kill_guest() {
+	echo "$1" > "${QHCA_CTL:-/nonexistent}/kill.new" &&
+		mv "$QHCA_CTL/kill.new" "$QHCA_CTL/kill"
+}
+killed_guest() {
+	local end=$((SECONDS + ${2:-$wait_s}))
+	until grep -qx "$1" "${QHCA_CTL:-/nonexistent}/killed" 2>/dev/null; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
 
 # gid_index DEV NETDEV ADDR: the index of DEV's RoCE v2 GID ::ffff:ADDR on
 # NETDEV, as ib_core fills the table from the interface's addresses (and

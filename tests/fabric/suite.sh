@@ -24,14 +24,16 @@
 #   rc_wire   the RC data checks across the wire: every opcode, the error
 #             statuses, RNR, loss, 64 QPs, a killed peer (rc_wire.sh)
 #   nic       qhca0's interface as a NIC: ethtool, MTU 9000 and back, and
-#             a function reset it comes back from by itself (nic.sh); last
+#             a function reset it comes back from by itself (nic.sh)
+#   guest_kill  g2's QEMU killed while g1 streams to it: RETRY_EXC_ERR
+#             within a bound, the QP in ERR, no hang (guest_kill.sh); last
 #
 # The guests stay up until every one is done (the info server of lib.sh).
 set -u
 here=$(dirname "$(readlink -f "$0")")
 # shellcheck source=tests/fabric/lib.sh
 . "$here"/lib.sh
-all_parts=(stock perftest cm rc_wire nic)
+all_parts=(stock perftest cm rc_wire nic guest_kill)
 read -r -a parts <<< "${FABRIC_PARTS:-${all_parts[*]}}"
 
 if [ -z "$me" ]; then
