@@ -211,6 +211,8 @@ nvme_host() {
 nvme_pair() {
 	if [ "$lower" = 1 ]; then nvme_target; else nvme_host; fi
 }
+# nvme_kill.sh sources this file for its functions alone.
+[ "${nvme_functions_only:-0}" = 1 ] && return 0
 ulp_modprobe -a nvmet-rdma nvme-rdma
 result "nvme: modprobe nvmet-rdma nvme-rdma"
 for_each_pair 6 nvme_pair

@@ -22,6 +22,8 @@
 #   srp     SRP: ib_srpt's rdma_cm listener, ib_srp's add_target (srp.sh)
 #   smbdirect  SMB Direct: a skip, Debian's kernel has none (smbdirect.sh)
 #   pyverbs rdma-core's pyverbs cases that need RoCE, in g1 (pyverbs.sh)
+#   nvme_kill  NVMe over RDMA, the target's guest killed under fio
+#           --verify: the host's I/O fails, no hang (nvme_kill.sh); last
 #
 # TAP lines, names, barriers and the pair walk are the fabric suite's
 # (tests/fabric/lib.sh).
@@ -33,7 +35,7 @@ here=$(dirname "$(readlink -f "$0")")
 arrive_s=${ULP_ARRIVE:-240}
 # When a part is taken as stuck, for its diagnostics (below).
 watch_s=$((arrive_s - 40))
-all_parts=(nfs nvme ucx libfabric qperf mpi iser srp smbdirect pyverbs)
+all_parts=(nfs nvme ucx libfabric qperf mpi iser srp smbdirect pyverbs nvme_kill)
 read -r -a parts <<< "${ULP_PARTS:-${all_parts[*]}}"
 
 if [ -z "$me" ] || [ "$wire" != eth ]; then
