@@ -11,8 +11,9 @@
 #
 # g1 is the target (nvme.sh's, set up again), g2 the host: it connects
 # with keep-alive 5 s, fast_io_fail_tmo 1 (I/O fails a second after the
-# controller starts reconnecting, rather than waiting for a path; 0 is
-# what nvme-cli leaves out, the kernel's "never"),
+# controller starts reconnecting, rather than waiting for a path; with 0
+# a run failed only when the controller went: nvme-cli seems to leave a
+# 0 out, and the kernel's default is never),
 # ctrl-loss-tmo 3 and reconnect-delay 1 (three reconnects, then the
 # controller removes itself); once fio's writes and verifying reads move
 # over RoCE it asks the host to kill g1.  fio must end with an I/O error
