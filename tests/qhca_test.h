@@ -40,6 +40,7 @@
 #define QHCA_DEFAULT_MAX_CQE		32768
 #define QHCA_DEFAULT_MAX_SRQS		1024
 #define QHCA_DEFAULT_MAX_SRQ_WR		4096
+#define QHCA_DEFAULT_DM_SIZE		(256 * 1024)	/* dm-size, 1.7 */
 
 /*
  * The live object counts the driver publishes, one file per object type
