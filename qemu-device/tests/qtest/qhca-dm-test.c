@@ -164,6 +164,7 @@ static void test_bad_reg(void)
     Dmt *d = dmt_start(NULL);
     struct qhca_cmd_reg_mr c;
     struct qhca_cmd_rereg_mr r = { .mask = QHCA_REREG_ACCESS };
+    uint64_t pbl;
     uint32_t key;
 
     /* Beyond BAR 4: the start, the end, a wrapping end. */
@@ -218,6 +219,29 @@ static void test_bad_reg(void)
     c.flags |= 0x10;
     dmt_refused(d, &c);
 
+    /*
+     * BAR 4 is not guest RAM: a page list may not name it (only a device
+     * memory MR reaches it).
+     */
+    dmt_map(d);
+    pbl = guest_alloc(&d->t->alloc, 8);
+    qtest_writeq(d->t->qts, pbl, cpu_to_le64(d->bar4.addr));
+    c = (struct qhca_cmd_reg_mr) {
+        .length = cpu_to_le64(4096),
+        .pbl_addr = cpu_to_le64(pbl),
+        .pdn = cpu_to_le32(d->pdn),
+        .npages = cpu_to_le32(1),
+        .access = QHCA_ACCESS_LOCAL_WRITE,
+        .page_shift = 12,
+    };
+    g_assert_cmpuint(dmt_reg_cmd(d, &c, &key), ==, QHCA_AQ_BAD_ADDRESS);
+    /* The same with a page of guest RAM is fine. */
+    qtest_writeq(d->t->qts, pbl,
+                 cpu_to_le64(ROUND_UP(guest_alloc(&d->t->alloc, 8192), 4096)));
+    g_assert_cmpuint(dmt_reg_cmd(d, &c, &key), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_handle_cmd(d->t, QHCA_CMD_DEREG_MR, key >> 8), ==,
+                     QHCA_AQ_SUCCESS);
+
     /* The last byte of BAR 4 is fine, and so is all of it. */
     c = dmt_reg(d);
     c.pbl_addr = cpu_to_le64(DM_DEFAULT_SIZE - 1);
@@ -231,9 +255,22 @@ static void test_bad_reg(void)
     c.iova = cpu_to_le64(0x7f0000001234ull);
     g_assert_cmpuint(dmt_reg_cmd(d, &c, &key), ==, QHCA_AQ_SUCCESS);
 
-    /* REREG_MR refuses a device memory MR, whatever it would change. */
+    /*
+     * REREG_MR refuses a device memory MR, whatever it would change: its
+     * access, or its translation to a page list that would be valid.
+     */
     r.index = cpu_to_le32(key >> 8);
     r.access = QHCA_ACCESS_LOCAL_WRITE;
+    g_assert_cmpuint(qt_cmd(d->t, QHCA_CMD_REREG_MR, &r, sizeof(r), NULL),
+                     ==, QHCA_AQ_BAD_PARAM);
+    r = (struct qhca_cmd_rereg_mr) {
+        .length = cpu_to_le64(4096),
+        .pbl_addr = cpu_to_le64(pbl),
+        .index = cpu_to_le32(key >> 8),
+        .npages = cpu_to_le32(1),
+        .page_shift = 12,
+        .mask = QHCA_REREG_TRANSLATION,
+    };
     g_assert_cmpuint(qt_cmd(d->t, QHCA_CMD_REREG_MR, &r, sizeof(r), NULL),
                      ==, QHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(qt_handle_cmd(d->t, QHCA_CMD_DEREG_MR, key >> 8), ==,

@@ -6,7 +6,9 @@
  * the whole range is checked to be guest RAM as the function sees it
  * (through its bus master address space, so with bus mastering off nothing
  * is reachable).  Device memory is refused: a ring placed over a BAR would
- * make the device program itself.
+ * make the device program itself.  So is the device's own BAR 4 (1.7),
+ * which is RAM to QEMU but not guest RAM: only a device memory MR reaches
+ * it (qhca_mr_copy()).
  *
  * The engine thread calls these without the BQL.  An access that found
  * RAM must not turn into an MMIO access (which would take the BQL) if the
@@ -19,6 +21,13 @@
 #include "qemu/rcu.h"
 #include "qhca.h"
 #include "trace.h"
+
+static bool qhca_dma_direct_ok(QhcaState *s, MemoryRegion *mr,
+                               bool is_write)
+{
+    return memory_region_is_ram(mr) && !memory_region_is_ram_device(mr) &&
+           !(is_write && memory_region_is_rom(mr)) && mr != &s->dm_bar;
+}
 
 bool qhca_dma_in_ram(QhcaState *s, uint64_t addr, uint64_t len,
                      bool is_write)
@@ -36,8 +45,7 @@ bool qhca_dma_in_ram(QhcaState *s, uint64_t addr, uint64_t len,
 
         mr = address_space_translate(as, addr, &xlat, &plen, is_write,
                                      MEMTXATTRS_UNSPECIFIED);
-        if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
-            (is_write && memory_region_is_rom(mr))) {
+        if (!qhca_dma_direct_ok(s, mr, is_write)) {
             trace_qhca_dma_not_ram(addr, memory_region_name(mr) ?: "nothing");
             return false;
         }
@@ -48,12 +56,6 @@ bool qhca_dma_in_ram(QhcaState *s, uint64_t addr, uint64_t len,
         len -= plen;
     }
     return true;
-}
-
-static bool qhca_dma_direct_ok(MemoryRegion *mr, bool is_write)
-{
-    return memory_region_is_ram(mr) && !memory_region_is_ram_device(mr) &&
-           !(is_write && memory_region_is_rom(mr));
 }
 
 /*
@@ -76,7 +78,7 @@ static bool qhca_dma_rw(QhcaState *s, uint64_t addr, void *buf, uint64_t len,
         bool ok = false;
 
         if (l > 0 && cache.ptr &&
-            qhca_dma_direct_ok(cache.mrs.mr, is_write)) {
+            qhca_dma_direct_ok(s, cache.mrs.mr, is_write)) {
             if (is_write) {
                 address_space_write_cached(&cache, 0, p, l);
             } else {
