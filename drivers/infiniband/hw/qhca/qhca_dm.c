@@ -286,8 +286,8 @@ static struct ib_mr *qhca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	err = qhca_dm_mr_check_access(dev, attr->access_flags);
 	if (err)
 		return ERR_PTR(err);
-	/* ib_core checked the range too; the device takes no empty MR. */
-	if (!attr->length || attr->offset > ibdm->length ||
+	/* ib_core checked the range too. */
+	if (attr->offset > ibdm->length ||
 	    attr->length > ibdm->length - attr->offset)
 		return ERR_PTR(-EINVAL);
 
@@ -303,6 +303,17 @@ static struct ib_mr *qhca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
 	cmd.access = qhca_access_to_hw(attr->access_flags);
 	cmd.flags = QHCA_MR_F_DM;
+	/*
+	 * A DM MR may be empty (mlx5's may, and rdma-core's tests register
+	 * one), but the device takes no MR of length 0: such an MR is the
+	 * DM's first byte without any access.  Its keys exist and reach
+	 * nothing but a local read of that byte of the caller's own DM.
+	 */
+	if (!attr->length) {
+		cmd.length = cpu_to_le64(1);
+		cmd.pbl_addr = cpu_to_le64(dm->bar_offset);
+		cmd.access = 0;
+	}
 	err = qhca_mr_reg_cmd(dev, &cmd, &mr->index, &mr->ibmr.lkey);
 	if (err) {
 		kfree(mr);
