@@ -158,6 +158,40 @@ ib_device_get_netdev(struct ib_device *ibdev, u32 port)
 }
 #endif
 
+/*
+ * reg_user_mr_dmabuf took the driver's udata until 6.12, then the call's
+ * attribute bundle (its driver_udata is the same data), and from 6.17 a
+ * DMA handle too, refused as for reg_user_mr.
+ */
+#if QHCA_LINUX_BEFORE(6, 12)
+#define QHCA_OP_REG_USER_MR_DMABUF	qhca_reg_user_mr_dmabuf
+#elif QHCA_LINUX_BEFORE(6, 17)
+static inline struct ib_mr *
+qhca_reg_user_mr_dmabuf_attrs(struct ib_pd *ibpd, u64 offset, u64 length,
+			      u64 virt_addr, int fd, int access,
+			      struct uverbs_attr_bundle *attrs)
+{
+	return qhca_reg_user_mr_dmabuf(ibpd, offset, length, virt_addr, fd,
+				       access, &attrs->driver_udata);
+}
+
+#define QHCA_OP_REG_USER_MR_DMABUF	qhca_reg_user_mr_dmabuf_attrs
+#else
+static inline struct ib_mr *
+qhca_reg_user_mr_dmabuf_dmah(struct ib_pd *ibpd, u64 offset, u64 length,
+			     u64 virt_addr, int fd, int access,
+			     struct ib_dmah *dmah,
+			     struct uverbs_attr_bundle *attrs)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return qhca_reg_user_mr_dmabuf(ibpd, offset, length, virt_addr, fd,
+				       access, &attrs->driver_udata);
+}
+
+#define QHCA_OP_REG_USER_MR_DMABUF	qhca_reg_user_mr_dmabuf_dmah
+#endif
+
 #if QHCA_LINUX_BEFORE(6, 17)
 #define QHCA_OP_REG_USER_MR	qhca_reg_user_mr
 #else

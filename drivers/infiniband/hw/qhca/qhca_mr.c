@@ -2,7 +2,8 @@
 /*
  * qhca memory regions.  A user MR is pinned with ib_umem and described to
  * the device by a page list, which the device copies at registration: the
- * list is freed right after REG_MR.  The DMA MR of kernel consumers has no
+ * list is freed right after REG_MR.  A dma-buf MR is the same with the
+ * pages of a dma-buf's sg table.  The DMA MR of kernel consumers has no
  * list; its addresses are bus addresses.
  */
 
@@ -247,9 +248,43 @@ struct ib_mr *qhca_get_dma_mr(struct ib_pd *ibpd, int access)
 }
 
 /*
+ * The page list of the largest page size that maps iova @virt_addr and
+ * @umem's pages alike: the translation fields of REG_MR or REREG_MR.
+ * The pages may be user memory or a dma-buf's: only their DMA addresses
+ * count.
+ */
+static int qhca_mr_umem_pbl(struct qhca_dev *dev, struct ib_umem *umem,
+			    u64 virt_addr, struct qhca_pbl *pbl, u32 *npages,
+			    u8 *page_shift)
+{
+	unsigned long pgsz;
+	size_t n;
+	int err;
+
+	pgsz = ib_umem_find_best_pgsz(umem, qhca_mr_pgsz_bitmap(dev),
+				      virt_addr);
+	n = pgsz ? ib_umem_num_dma_blocks(umem, pgsz) : 0;
+	if (!pgsz || n > U32_MAX)
+		return -EINVAL;
+	err = qhca_pbl_build(dev, umem, pgsz, n, pbl);
+	if (err)
+		return err;
+	*npages = n;
+	*page_shift = __ffs(pgsz);
+	return 0;
+}
+
+/* A registration's length: one the device can take. */
+static int qhca_mr_check_length(struct qhca_dev *dev, u64 length)
+{
+	if (!length || length > le64_to_cpu(dev->attr.max_mr_size))
+		return -EINVAL;
+	return 0;
+}
+
+/*
  * Pin [start, start + length) of the caller for iova @virt_addr and build
- * the page list of the largest page size that maps iova and the pages
- * alike: the umem and the translation fields of REG_MR or REREG_MR.
+ * its page list: the umem and the translation fields of REREG_MR.
  */
 static struct ib_umem *qhca_mr_pin(struct qhca_dev *dev, u64 start,
 				   u64 length, u64 virt_addr, int access,
@@ -257,37 +292,45 @@ static struct ib_umem *qhca_mr_pin(struct qhca_dev *dev, u64 start,
 				   u8 *page_shift)
 {
 	struct ib_umem *umem;
-	unsigned long pgsz;
-	size_t n;
 	int err;
 
-	if (!length || length > le64_to_cpu(dev->attr.max_mr_size))
-		return ERR_PTR(-EINVAL);
+	err = qhca_mr_check_length(dev, length);
+	if (err)
+		return ERR_PTR(err);
 	umem = ib_umem_get(&dev->ibdev, start, length, access);
 	if (IS_ERR(umem))
 		return umem;
-	pgsz = ib_umem_find_best_pgsz(umem, qhca_mr_pgsz_bitmap(dev),
-				      virt_addr);
-	n = pgsz ? ib_umem_num_dma_blocks(umem, pgsz) : 0;
-	if (!pgsz || n > U32_MAX) {
-		err = -EINVAL;
-		goto err_release;
+	err = qhca_mr_umem_pbl(dev, umem, virt_addr, pbl, npages, page_shift);
+	if (err) {
+		ib_umem_release(umem);
+		return ERR_PTR(err);
 	}
-	err = qhca_pbl_build(dev, umem, pgsz, n, pbl);
-	if (err)
-		goto err_release;
-	*npages = n;
-	*page_shift = __ffs(pgsz);
 	return umem;
-
-err_release:
-	ib_umem_release(umem);
-	return ERR_PTR(err);
 }
 
-struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			       u64 virt_addr, int access,
-			       struct ib_udata *udata)
+/* What REG_MR of user space checks before it pins anything. */
+static int qhca_mr_check_user(struct qhca_dev *dev, u64 length, int access,
+			      struct ib_udata *udata)
+{
+	int err;
+
+	/* No driver data is defined for this command in either direction. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	err = qhca_mr_check_access(dev, access);
+	if (err)
+		return err;
+	return qhca_mr_check_length(dev, length);
+}
+
+/*
+ * REG_MR of the pinned @umem for iova @virt_addr: a new MR, which owns
+ * @umem from here (released here on error, else at dereg).
+ */
+static struct ib_mr *qhca_mr_reg_umem(struct ib_pd *ibpd,
+				      struct ib_umem *umem, u64 virt_addr,
+				      int access)
 {
 	struct qhca_dev *dev = to_qdev(ibpd->device);
 	struct qhca_cmd_reg_mr cmd = {};
@@ -297,27 +340,20 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	u32 npages;
 	int err;
 
-	/* No driver data is defined for this command in either direction. */
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return ERR_PTR(-EINVAL);
-	err = qhca_mr_check_access(dev, access);
-	if (err)
-		return ERR_PTR(err);
-
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	mr->access = access;
-	mr->umem = qhca_mr_pin(dev, start, length, virt_addr, access, &pbl,
-			       &npages, &page_shift);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		goto err_free;
+	if (!mr) {
+		err = -ENOMEM;
+		goto err_release;
 	}
+	mr->access = access;
+	mr->umem = umem;
+	err = qhca_mr_umem_pbl(dev, umem, virt_addr, &pbl, &npages,
+			       &page_shift);
+	if (err)
+		goto err_free;
 
 	cmd.iova = cpu_to_le64(virt_addr);
-	cmd.length = cpu_to_le64(length);
+	cmd.length = cpu_to_le64(umem->length);
 	cmd.pbl_addr = cpu_to_le64(pbl.top.dma);
 	cmd.pdn = cpu_to_le32(to_qpd(ibpd)->pdn);
 	cmd.npages = cpu_to_le32(npages);
@@ -328,14 +364,31 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	/* The device copied the list: it is not needed any more. */
 	qhca_pbl_free(dev, &pbl);
 	if (err)
-		goto err_release;
+		goto err_free;
 	return &mr->ibmr;
 
-err_release:
-	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
+err_release:
+	ib_umem_release(umem);
 	return ERR_PTR(err);
+}
+
+struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata)
+{
+	struct qhca_dev *dev = to_qdev(ibpd->device);
+	struct ib_umem *umem;
+	int err;
+
+	err = qhca_mr_check_user(dev, length, access, udata);
+	if (err)
+		return ERR_PTR(err);
+	umem = ib_umem_get(&dev->ibdev, start, length, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	return qhca_mr_reg_umem(ibpd, umem, virt_addr, access);
 }
 
 /*
@@ -366,6 +419,9 @@ struct ib_mr *qhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (flags & ~IB_MR_REREG_SUPPORTED || !mr->umem)
 		return ERR_PTR(-EINVAL);
+	/* A dma-buf MR's pages are the buffer's: no user range to take. */
+	if ((flags & IB_MR_REREG_TRANS) && mr->umem->is_dmabuf)
+		return ERR_PTR(-EOPNOTSUPP);
 	/*
 	 * ib_core refuses a rereg of no flags; the PD flag with the MR's
 	 * own PD reaches us without it (seen on 6.12): nothing changes.
@@ -386,9 +442,12 @@ struct ib_mr *qhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		cmd.mask |= QHCA_REREG_PD;
 		cmd.pdn = cpu_to_le32(to_qpd(pd)->pdn);
 	}
-	/* Pages pinned read-only cannot take writes: pin them again. */
+	/*
+	 * Pages pinned read-only cannot take writes: pin them again.  A
+	 * dma-buf is always mapped for both directions: nothing to redo.
+	 */
 	if (!(flags & IB_MR_REREG_TRANS) && ib_access_writable(new_access) &&
-	    !mr->umem->writable) {
+	    !mr->umem->writable && !mr->umem->is_dmabuf) {
 		flags |= IB_MR_REREG_TRANS;
 		start = mr->umem->address;
 		length = mr->umem->length;
@@ -509,4 +568,41 @@ int qhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		return -EINVAL;
 	mr->npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, qhca_set_page);
+}
+
+/* ---- dma-buf memory regions ---------------------------------------- */
+
+/**
+ * qhca_reg_user_mr_dmabuf - ibv_reg_dmabuf_mr(): an MR over a dma-buf
+ * @ibpd: its PD
+ * @offset: where in the dma-buf the MR starts
+ * @length: its length
+ * @virt_addr: the iova of its first byte
+ * @fd: the dma-buf
+ * @access: IB_ACCESS_* flags
+ * @udata: the driver data of the command (none is defined)
+ *
+ * The dma-buf is attached, pinned and mapped for good (until dereg):
+ * the device keeps the page list REG_MR gave it and has no way to take
+ * faults, so qhca cannot follow an exporter that moves the buffer
+ * (move_notify, as ODP-style drivers do).  The umem holds a reference
+ * to the dma-buf: closing its fd leaves the MR valid.
+ */
+struct ib_mr *qhca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				      u64 length, u64 virt_addr, int fd,
+				      int access, struct ib_udata *udata)
+{
+	struct qhca_dev *dev = to_qdev(ibpd->device);
+	struct ib_umem_dmabuf *umem_dmabuf;
+	int err;
+
+	err = qhca_mr_check_user(dev, length, access, udata);
+	if (err)
+		return ERR_PTR(err);
+	/* A bad fd, a range past the buffer's end: ib_core's errno. */
+	umem_dmabuf = ib_umem_dmabuf_get_pinned(&dev->ibdev, offset, length,
+						fd, access);
+	if (IS_ERR(umem_dmabuf))
+		return ERR_CAST(umem_dmabuf);
+	return qhca_mr_reg_umem(ibpd, &umem_dmabuf->umem, virt_addr, access);
 }

@@ -374,6 +374,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.query_qp = qhca_query_qp,
 	.query_srq = qhca_query_srq,
 	.reg_user_mr = QHCA_OP_REG_USER_MR,
+	.reg_user_mr_dmabuf = QHCA_OP_REG_USER_MR_DMABUF,
 	.rereg_user_mr = qhca_rereg_user_mr,
 	.req_notify_cq = qhca_req_notify_cq,
 	QHCA_OP_RESIZE_CQ
