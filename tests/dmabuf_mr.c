@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <linux/udmabuf.h>
+#include <rdma/ib_user_verbs.h>
 
 #include "rc_pair.h"
 
@@ -79,11 +80,12 @@ static struct ibv_mr *reg(FIXTURE_DATA(dmabuf) *self, uint64_t off,
 				 IOVA_BASE + off, fd, access);
 }
 
-/* The fixture's MR: [@off, @off + @len) of the buffer, all access. */
-static void reg_mr(struct __test_metadata *_metadata,
-		   FIXTURE_DATA(dmabuf) *self, uint64_t off, size_t len)
+/* The fixture's MR: [@off, @off + @len) of the buffer, with @access. */
+static void reg_mr_access(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(dmabuf) *self, uint64_t off,
+			  size_t len, int access)
 {
-	self->mr = reg(self, off, len, self->dmabuf_fd, RC_ACCESS_ALL);
+	self->mr = reg(self, off, len, self->dmabuf_fd, access);
 	ASSERT_NE(NULL, self->mr) TH_LOG("ibv_reg_dmabuf_mr(%#llx, %zu): %s",
 					 (unsigned long long)off, len,
 					 strerror(errno));
@@ -92,6 +94,12 @@ static void reg_mr(struct __test_metadata *_metadata,
 	/* libibverbs reports the offset as the MR's address. */
 	EXPECT_EQ((void *)(uintptr_t)off, self->mr->addr);
 	EXPECT_EQ(len, self->mr->length);
+}
+
+static void reg_mr(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(dmabuf) *self, uint64_t off, size_t len)
+{
+	reg_mr_access(_metadata, self, off, len, RC_ACCESS_ALL);
 }
 
 FIXTURE_SETUP(dmabuf)
@@ -308,6 +316,81 @@ TEST_F_TIMEOUT(dmabuf, dereg_reuse, 120)
 	write_read(_metadata, self, 200, 23);
 	/* Last: the refusal takes QP 0 to the error state. */
 	write_refused(_metadata, self, 0, old_rkey, 24);
+}
+
+/*
+ * REREG_MR of the fixture's MR by hand: libibverbs' ibv_rereg_mr()
+ * refuses any MR but a plain one before the kernel sees it, so this is
+ * what only a raw command (or another library) can ask.  The flags are
+ * libibverbs' (the kernel's IB_MR_REREG_* values).  write()'s result.
+ */
+static ssize_t rereg_raw(FIXTURE_DATA(dmabuf) *self, __u32 flags,
+			 void *start, size_t len, int access,
+			 struct ib_uverbs_rereg_mr_resp *resp)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_rereg_mr cmd;
+	} req = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_REREG_MR,
+			.in_words = sizeof(req) / 4,
+			.out_words = sizeof(*resp) / 4,
+		},
+		.cmd = {
+			.response = (uintptr_t)resp,
+			.mr_handle = self->mr->handle,
+			.flags = flags,
+			.start = (uintptr_t)start,
+			.length = len,
+			.hca_va = (uintptr_t)start,
+			.access_flags = access,
+		},
+	};
+
+	return write(self->p.ctx->cmd_fd, &req, sizeof(req));
+}
+
+/*
+ * Re-registration of a dma-buf MR: a new translation (user memory) is
+ * EOPNOTSUPP and leaves the MR as it was; new access rights take effect,
+ * read-only to writable included (a dma-buf is mapped for both
+ * directions whatever the access), and the keys stay.
+ */
+TEST_F_TIMEOUT(dmabuf, rereg, 120)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	uint8_t *user;
+
+	ASSERT_EQ(0, posix_memalign((void **)&user, PAGE, PAGE));
+	reg_mr_access(_metadata, self, 0, BUF_LEN, IBV_ACCESS_REMOTE_READ);
+	errno = 0;
+	EXPECT_EQ(-1, rereg_raw(self, IBV_REREG_MR_CHANGE_TRANSLATION, user,
+				PAGE, 0, &resp));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	free(user);
+	rc_fill(self->buf.mem + 100, LEN, 30);
+	ASSERT_EQ(IBV_WC_SUCCESS, xfer(_metadata, self, IBV_WR_RDMA_READ, 100,
+				       self->mr->rkey, 30));
+	RC_EXPECT_PATTERN(self->local.mem, LEN, 30);
+
+	memset(&resp, 0, sizeof(resp));
+	ASSERT_EQ((ssize_t)(sizeof(struct ib_uverbs_cmd_hdr) +
+			    sizeof(struct ib_uverbs_rereg_mr)),
+		  rereg_raw(self, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
+			    RC_ACCESS_ALL, &resp))
+		TH_LOG("REREG_MR: %s", strerror(errno));
+	EXPECT_EQ(self->mr->lkey, resp.lkey);
+	EXPECT_EQ(self->mr->rkey, resp.rkey);
+	write_read(_metadata, self, PAGE - 100, 31);
+
+	/* Read-only again: WRITEs refused (last: QP 0 is in error then). */
+	ASSERT_EQ((ssize_t)(sizeof(struct ib_uverbs_cmd_hdr) +
+			    sizeof(struct ib_uverbs_rereg_mr)),
+		  rereg_raw(self, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
+			    IBV_ACCESS_REMOTE_READ, &resp))
+		TH_LOG("REREG_MR: %s", strerror(errno));
+	write_refused(_metadata, self, PAGE, self->mr->rkey, 32);
 }
 
 /*
