@@ -310,7 +310,8 @@ TEST(query_device_ex)
 	EXPECT_EQ(0U, ax.odp_caps.general_caps);
 	EXPECT_EQ(0U, ax.tso_caps.max_tso);
 	EXPECT_EQ(0U, ax.rss_caps.max_rwq_indirection_tables);
-	EXPECT_EQ(0ULL, ax.max_dm_size);
+	/* Device memory (1.7): the default dm-size, all of BAR 4. */
+	EXPECT_EQ((uint64_t)QHCA_DEFAULT_DM_SIZE, ax.max_dm_size);
 
 	EXPECT_EQ(0, ibv_close_device(ctx));
 	ibv_free_device_list(list);
