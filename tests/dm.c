@@ -11,11 +11,14 @@
  * words.  DM MRs take the access REG_MR DM allows (not MW_BIND, always
  * ZERO_BASED) and carry RDMA WRITE, READ, SEND in both directions and
  * atomics, each checked byte for byte through the copies; a DM of a
- * context starts zeroed whatever another context left in its pages.
+ * context starts zeroed whatever another context left in its pages, and
+ * an unprivileged process gets none of the pages another one holds.
  *
  * QP 0 is the requester with host memory, QP 1 owns the DM, as in the
  * other RC tests.
  */
+#include <sys/wait.h>
+
 #include <infiniband/verbs.h>
 
 #include "rc_pair.h"
@@ -458,6 +461,78 @@ TEST_F_TIMEOUT(dm, contexts, 120)
 	EXPECT_EQ(self->max_dm_size, i) TH_LOG("byte %zu is %#x", i, buf[i]);
 	EXPECT_EQ(0, ibv_free_dm(dm2));
 	EXPECT_EQ(0, ibv_close_device(ctx2));
+	free(buf);
+}
+
+/*
+ * The other process is "nobody": an unprivileged process gets device
+ * memory too, but not the pages another process holds, and its pages
+ * start zeroed.  Its steps, in the order it does them; the exit status
+ * says which failed.
+ */
+enum { NOBODY_OK, NOBODY_SETUID, NOBODY_OPEN, NOBODY_NOT_ENOMEM,
+       NOBODY_ALLOC, NOBODY_NOT_ZERO, NOBODY_COPY, NOBODY_FREE };
+
+static int nobody_dm(struct ibv_device *dev, size_t half)
+{
+	struct ibv_context *ctx;
+	struct ibv_dm *dm;
+	uint8_t *buf;
+	size_t i;
+
+	if (setgid(65534) || setuid(65534))
+		return NOBODY_SETUID;
+	ctx = ibv_open_device(dev);
+	buf = malloc(half);
+	if (!ctx || !buf)
+		return NOBODY_OPEN;
+	/* Half the pool is the other process's. */
+	dm = dm_alloc(ctx, 2 * half);
+	if (dm || errno != ENOMEM)
+		return NOBODY_NOT_ENOMEM;
+	dm = dm_alloc(ctx, half);
+	if (!dm)
+		return NOBODY_ALLOC;
+	if (ibv_memcpy_from_dm(buf, dm, 0, half))
+		return NOBODY_COPY;
+	for (i = 0; i < half; i++)
+		if (buf[i])
+			return NOBODY_NOT_ZERO;
+	rc_fill(buf, half, 51);
+	if (ibv_memcpy_to_dm(dm, 0, buf, half))
+		return NOBODY_COPY;
+	if (ibv_free_dm(dm) || ibv_close_device(ctx))
+		return NOBODY_FREE;
+	free(buf);
+	return NOBODY_OK;
+}
+
+TEST_F_TIMEOUT(dm, unprivileged, 120)
+{
+	size_t half = self->max_dm_size / 2;
+	int status;
+	uint8_t *buf;
+	pid_t pid;
+
+	buf = malloc(half);
+	ASSERT_NE(NULL, buf);
+	self->dm = dm_alloc(self->p.ctx, half);
+	ASSERT_NE(NULL, self->dm) TH_LOG("ibv_alloc_dm: %s", strerror(errno));
+	rc_fill(buf, half, 50);
+	ASSERT_EQ(0, ibv_memcpy_to_dm(self->dm, 0, buf, half));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(nobody_dm(self->p.ctx->device, half));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(NOBODY_OK, WEXITSTATUS(status));
+
+	/* Ours, untouched by the other process's writes. */
+	memset(buf, 0, half);
+	ASSERT_EQ(0, ibv_memcpy_from_dm(buf, self->dm, 0, half));
+	RC_EXPECT_PATTERN(buf, half, 50);
 	free(buf);
 }
 
