@@ -437,6 +437,9 @@ TEST_F(dmabuf, errors)
 		  RC_ACCESS_ALL);
 	reg_fails(_metadata, self, EINVAL, 0, 0, IOVA_BASE, fd,
 		  RC_ACCESS_ALL);
+	/* An offset whose end wraps around. */
+	reg_fails(_metadata, self, EINVAL, -(uint64_t)PAGE, 2 * PAGE,
+		  IOVA_BASE, fd, RC_ACCESS_ALL);
 	/* Remote writes to memory that may not be written locally. */
 	reg_fails(_metadata, self, EINVAL, 0, BUF_LEN, IOVA_BASE, fd,
 		  IBV_ACCESS_REMOTE_WRITE);
