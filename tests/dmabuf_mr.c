@@ -5,10 +5,13 @@
  * atomics reach the buffer through the MR's iova (chosen unlike any user
  * address), and their bytes are checked through a mapping of the memfd,
  * the same pages seen from the CPU: byte for byte, and nothing around
- * them written.  The MR holds the dma-buf: closing its fd leaves it
- * valid; a deregistered MR's key is refused, and the buffer can be
- * registered again.  A bad fd, a range past the buffer's end and bad
- * access rights are refused at registration.
+ * them written.  The MR holds a reference to the dma-buf (its fdinfo's
+ * count) until deregistration: closing the fd leaves the MR valid; a
+ * deregistered MR's key is refused, and the buffer can be registered
+ * again.  A bad fd, a range past the buffer's end and bad access rights
+ * are refused at registration, and keep no reference.  A new
+ * translation of the MR (a raw REREG_MR) is refused; new access rights
+ * take effect.
  *
  * QP 1 owns the MR and QP 0 reaches it by rkey, as in rereg_mr.c.
  * Needs /dev/udmabuf (CONFIG_UDMABUF): a guest kernel without it lists
@@ -71,6 +74,27 @@ static void make_dmabuf(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, close(dev));
 	ASSERT_LE(0, self->dmabuf_fd) TH_LOG("UDMABUF_CREATE: %s",
 					     strerror(errno));
+}
+
+/*
+ * The references to the dma-buf of @fd (its fdinfo's count: fds and
+ * importers such as an MR's umem), or -1.
+ */
+static long dmabuf_refs(int fd)
+{
+	char path[64], line[128];
+	long count = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "count: %ld", &count) == 1)
+			break;
+	fclose(f);
+	return count;
 }
 
 static struct ibv_mr *reg(FIXTURE_DATA(dmabuf) *self, uint64_t off,
@@ -300,16 +324,23 @@ TEST_F_TIMEOUT(dmabuf, fd_closed, 120)
 	write_read(_metadata, self, BUF_LEN - LEN, 21);
 }
 
-/* A deregistered MR's key is refused; the buffer registers again. */
+/*
+ * An MR holds a reference to the dma-buf until it is deregistered; its
+ * key is refused then, and the buffer registers again.
+ */
 TEST_F_TIMEOUT(dmabuf, dereg_reuse, 120)
 {
+	long refs = dmabuf_refs(self->dmabuf_fd);
 	uint32_t old_rkey;
 
+	ASSERT_LT(0, refs);
 	reg_mr(_metadata, self, 0, BUF_LEN);
+	EXPECT_LT(refs, dmabuf_refs(self->dmabuf_fd));
 	write_read(_metadata, self, 100, 22);
 	old_rkey = self->mr->rkey;
 	ASSERT_EQ(0, ibv_dereg_mr(self->mr));
 	self->mr = NULL;
+	EXPECT_EQ(refs, dmabuf_refs(self->dmabuf_fd));
 
 	reg_mr(_metadata, self, 0, BUF_LEN);
 	EXPECT_NE(old_rkey, self->mr->rkey);
@@ -422,6 +453,9 @@ static void reg_fails(struct __test_metadata *_metadata,
 TEST_F(dmabuf, errors)
 {
 	int fd = self->dmabuf_fd;
+	long refs = dmabuf_refs(fd);
+
+	ASSERT_LT(0, refs);
 
 	reg_fails(_metadata, self, EBADF, 0, BUF_LEN, IOVA_BASE, -1,
 		  RC_ACCESS_ALL);
@@ -446,7 +480,8 @@ TEST_F(dmabuf, errors)
 	/* The iova's offset in its page must be the buffer offset's. */
 	reg_fails(_metadata, self, EINVAL, 0, PAGE, IOVA_BASE + 8, fd,
 		  RC_ACCESS_ALL);
-	/* rc_pair_close() checks that the device holds no MR more. */
+	/* No reference kept; rc_pair_close() checks the device's MRs. */
+	EXPECT_EQ(refs, dmabuf_refs(fd));
 }
 
 TEST_HARNESS_MAIN
