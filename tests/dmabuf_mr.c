@@ -14,9 +14,9 @@
  * take effect.
  *
  * QP 1 owns the MR and QP 0 reaches it by rkey, as in rereg_mr.c.
- * Needs /dev/udmabuf (CONFIG_UDMABUF): a guest kernel without it lists
- * this program in tests/kernel-skips; where the device is missing
- * otherwise, the test fails.
+ * The dmabuf cases need /dev/udmabuf (CONFIG_UDMABUF): a guest kernel
+ * without it lists them in tests/kernel-skips; where the device is
+ * missing otherwise, they fail.  The nobuf case needs no dma-buf.
  */
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -428,14 +428,14 @@ TEST_F_TIMEOUT(dmabuf, rereg, 120)
  * A registration that must fail with @expected; one that succeeds is
  * undone, so that only the wrong result fails the test.
  */
-static void reg_fails(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(dmabuf) *self, int expected, uint64_t off,
-		      size_t len, uint64_t iova, int fd, int access)
+static void reg_fails(struct __test_metadata *_metadata, struct ibv_pd *pd,
+		      int expected, uint64_t off, size_t len, uint64_t iova,
+		      int fd, int access)
 {
 	struct ibv_mr *mr;
 
 	errno = 0;
-	mr = ibv_reg_dmabuf_mr(self->p.pd, off, len, iova, fd, access);
+	mr = ibv_reg_dmabuf_mr(pd, off, len, iova, fd, access);
 	EXPECT_EQ(NULL, mr) TH_LOG("off %#llx len %zu fd %d access %#x: "
 				   "registered", (unsigned long long)off,
 				   len, fd, access);
@@ -457,31 +457,68 @@ TEST_F(dmabuf, errors)
 
 	ASSERT_LT(0, refs);
 
-	reg_fails(_metadata, self, EBADF, 0, BUF_LEN, IOVA_BASE, -1,
-		  RC_ACCESS_ALL);
-	/* An fd, but no dma-buf. */
-	reg_fails(_metadata, self, EINVAL, 0, BUF_LEN, IOVA_BASE, self->memfd,
-		  RC_ACCESS_ALL);
 	/* Past the buffer's end, by a byte or all of it; and empty. */
-	reg_fails(_metadata, self, EINVAL, 0, BUF_LEN + 1, IOVA_BASE, fd,
+	reg_fails(_metadata, self->p.pd, EINVAL, 0, BUF_LEN + 1, IOVA_BASE, fd,
 		  RC_ACCESS_ALL);
-	reg_fails(_metadata, self, EINVAL, PAGE, BUF_LEN, IOVA_BASE, fd,
+	reg_fails(_metadata, self->p.pd, EINVAL, PAGE, BUF_LEN, IOVA_BASE, fd,
 		  RC_ACCESS_ALL);
-	reg_fails(_metadata, self, EINVAL, BUF_LEN, PAGE, IOVA_BASE, fd,
+	reg_fails(_metadata, self->p.pd, EINVAL, BUF_LEN, PAGE, IOVA_BASE, fd,
 		  RC_ACCESS_ALL);
-	reg_fails(_metadata, self, EINVAL, 0, 0, IOVA_BASE, fd,
+	reg_fails(_metadata, self->p.pd, EINVAL, 0, 0, IOVA_BASE, fd,
 		  RC_ACCESS_ALL);
 	/* An offset whose end wraps around. */
-	reg_fails(_metadata, self, EINVAL, -(uint64_t)PAGE, 2 * PAGE,
+	reg_fails(_metadata, self->p.pd, EINVAL, -(uint64_t)PAGE, 2 * PAGE,
 		  IOVA_BASE, fd, RC_ACCESS_ALL);
 	/* Remote writes to memory that may not be written locally. */
-	reg_fails(_metadata, self, EINVAL, 0, BUF_LEN, IOVA_BASE, fd,
+	reg_fails(_metadata, self->p.pd, EINVAL, 0, BUF_LEN, IOVA_BASE, fd,
 		  IBV_ACCESS_REMOTE_WRITE);
 	/* The iova's offset in its page must be the buffer offset's. */
-	reg_fails(_metadata, self, EINVAL, 0, PAGE, IOVA_BASE + 8, fd,
+	reg_fails(_metadata, self->p.pd, EINVAL, 0, PAGE, IOVA_BASE + 8, fd,
 		  RC_ACCESS_ALL);
 	/* No reference kept; rc_pair_close() checks the device's MRs. */
 	EXPECT_EQ(refs, dmabuf_refs(fd));
+}
+
+/*
+ * Without a dma-buf (so also where the kernel has no udmabuf): no fd, and
+ * fds of other files, reach the driver's op and are refused.
+ */
+FIXTURE(nobuf)
+{
+	struct rc_pair p;
+};
+
+FIXTURE_SETUP(nobuf)
+{
+	struct rc_opts o;
+
+	rc_default_opts(&o);
+	rc_pair_open(_metadata, &self->p, &o);
+}
+
+FIXTURE_TEARDOWN(nobuf)
+{
+	rc_pair_close(_metadata, &self->p);
+}
+
+TEST_F(nobuf, not_a_dmabuf)
+{
+	int fd;
+
+	reg_fails(_metadata, self->p.pd, EBADF, 0, PAGE, IOVA_BASE, -1,
+		  RC_ACCESS_ALL);
+	/* An fd, but no dma-buf: a memfd, /dev/null. */
+	fd = memfd_create("qhca-nobuf", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, PAGE));
+	reg_fails(_metadata, self->p.pd, EINVAL, 0, PAGE, IOVA_BASE, fd,
+		  RC_ACCESS_ALL);
+	EXPECT_EQ(0, close(fd));
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	reg_fails(_metadata, self->p.pd, EINVAL, 0, PAGE, IOVA_BASE, fd,
+		  RC_ACCESS_ALL);
+	EXPECT_EQ(0, close(fd));
 }
 
 TEST_HARNESS_MAIN
