@@ -122,7 +122,7 @@ TEST_F_TIMEOUT(dm, sizes, 120)
 	struct ibv_dm *dm;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		dm = dm_alloc(self->p.ctx, sizes[i]);
 		ASSERT_NE(NULL, dm) TH_LOG("%zu bytes: %s", sizes[i],
 					   strerror(errno));
@@ -204,7 +204,7 @@ TEST_F_TIMEOUT(dm, memcpy, 120)
 	EXPECT_EQ(0, memcmp(buf, zero, DM_LEN));
 	memcpy(self->shadow, zero, DM_LEN);
 
-	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
 		rc_fill(self->shadow + at[i][0], at[i][1], 10 + i);
 		ASSERT_EQ(0, ibv_memcpy_to_dm(self->dm, at[i][0],
 					      self->shadow + at[i][0],
@@ -248,7 +248,7 @@ TEST_F_TIMEOUT(dm, reg_access, 120)
 
 	self->dm = dm_alloc(self->p.ctx, DM_LEN);
 	ASSERT_NE(NULL, self->dm) TH_LOG("ibv_alloc_dm: %s", strerror(errno));
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		mr = ibv_reg_dm_mr(self->p.pd, self->dm, 0, DM_LEN,
 				   good[i] | IBV_ACCESS_ZERO_BASED);
 		ASSERT_NE(NULL, mr) TH_LOG("access %#x: %s", good[i],
@@ -470,8 +470,10 @@ TEST_F_TIMEOUT(dm, contexts, 120)
  * start zeroed.  Its steps, in the order it does them; the exit status
  * says which failed.
  */
-enum { NOBODY_OK, NOBODY_SETUID, NOBODY_OPEN, NOBODY_NOT_ENOMEM,
-       NOBODY_ALLOC, NOBODY_NOT_ZERO, NOBODY_COPY, NOBODY_FREE };
+enum {
+	NOBODY_OK, NOBODY_SETUID, NOBODY_OPEN, NOBODY_NOT_ENOMEM,
+	NOBODY_ALLOC, NOBODY_NOT_ZERO, NOBODY_COPY, NOBODY_FREE,
+};
 
 static int nobody_dm(struct ibv_device *dev, size_t half)
 {
