@@ -12,6 +12,73 @@
 kroot=${QHCA_KROOT:-${QHCA_TOP:-/nonexistent}/build/kernel/root}
 ulp_modprobe() { modprobe -d "$kroot" "$@"; }
 
+# The ports of the storage targets, for the ulp parts and the bench
+# (tools/bench/ulp-matrix) alike: nfsd's RDMA port, nvmet's service id.
+nfs_port=20049
+nvme_svc=4420
+
+# nfsd_rdma_start: nfsd serving /etc/exports (NFSv4 only) and listening on
+# the RDMA port.  NFSv4's lease and grace period shortened to their 10 s
+# minimum (both can only be set while nfsd is stopped), so that a
+# restarted server serves opens soon.
+nfsd_rdma_start() {
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || return 1
+	echo 10 > /proc/fs/nfsd/nfsv4leasetime
+	echo 10 > /proc/fs/nfsd/nfsv4gracetime
+	pidof rpcbind > /dev/null || rpcbind || return 1
+	exportfs -ra || return 1
+	pidof rpc.mountd > /dev/null || rpc.mountd || return 1
+	rpc.nfsd 4 || return 1
+	echo "rdma $nfs_port" > /proc/fs/nfsd/portlist || return 1
+	show < /proc/fs/nfsd/portlist
+	grep -qx "rdma $nfs_port" /proc/fs/nfsd/portlist
+}
+
+# nfs_transport MOUNTPOINT: the transport of the NFS mount there, as the
+# client's RPC layer reports it (rdma; a mount that fell back to TCP says
+# tcp).
+nfs_transport() {
+	awk -v m="$1" '
+		$1 == "device" { on = ($5 == m) }
+		on && $1 == "xprt:" { print $2; exit }' /proc/self/mountstats
+}
+
+# nvmet_rdma_start NQN DEVICE BUFFERED: an nvmet-rdma target: subsystem
+# NQN open to any host, namespace 1 on DEVICE (a block device or a file;
+# BUFFERED 1 goes through the page cache, as a file on tmpfs, which has no
+# O_DIRECT, must), port 1 on this guest's address and $nvme_svc.
+nvmet_rdma_start() {
+	local s=/sys/kernel/config/nvmet/subsystems/$1 p=/sys/kernel/config/nvmet/ports/1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
+	mkdir "$s" && echo 1 > "$s/attr_allow_any_host" &&
+	mkdir "$s/namespaces/1" &&
+	{ [ "$3" = 0 ] || echo 1 > "$s/namespaces/1/buffered_io"; } &&
+	echo -n "$2" > "$s/namespaces/1/device_path" &&
+	echo 1 > "$s/namespaces/1/enable" &&
+	mkdir "$p" && echo rdma > "$p/addr_trtype" && echo ipv4 > "$p/addr_adrfam" &&
+	echo "$my_addr" > "$p/addr_traddr" && echo "$nvme_svc" > "$p/addr_trsvcid" &&
+	ln -s "$s" "$p/subsystems/$1"
+}
+
+# nvme_disk NQN: the block device of subsystem NQN's namespace on this
+# host, waited for (30 s at most): the guest has no other NVMe controller
+# (with native multipath the controller's own node is a hidden
+# nvmeXcYnZ, not the disk).
+nvme_disk() {
+	local end=$((SECONDS + 30)) c d
+	while [ $SECONDS -lt $end ]; do
+		for c in /sys/class/nvme/nvme*; do
+			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$1" ] || continue
+			for d in /sys/block/nvme*n1; do
+				[[ ${d##*/} =~ ^nvme[0-9]+n1$ ]] && [ -b "/dev/${d##*/}" ] &&
+					{ echo "/dev/${d##*/}"; return 0; }
+			done
+		done
+		sleep 0.2
+	done
+	return 1
+}
+
 # res_now: qhca0's object counts as rdma res shows them ("pd 1 cq 2 ..."),
 # the CQs counted only when in use: ib_core's CQ pool (ib_cq_pool_get:
 # nvme-rdma, nvmet-rdma) keeps the CQs it made, idle ("users 0"), until the

@@ -10,36 +10,11 @@
 # write completes with its data.  Every mount is checked to be on the rdma
 # transport (/proc/self/mountstats), so a mount that fell back to TCP fails.
 
-nfs_port=20049
 nfs_dir=/srv/ulp-nfs
 nfs_mnt=/mnt/ulp-nfs
 nfs_src=/tmp/ulp-nfs-src
 nfs_files=(f1 f4k f1m f4m f64m)
 declare -A nfs_size=([f1]=1 [f4k]=4096 [f1m]=1048576 [f4m]=4194304 [f64m]=67108864)
-
-# nfs_server_start: nfsd with the export and the RDMA port.  NFSv4's lease
-# and grace period shortened to their 10 s minimum (both can only be set
-# while nfsd is stopped), so that a restarted server serves opens soon.
-nfs_server_start() {
-	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || return 1
-	echo 10 > /proc/fs/nfsd/nfsv4leasetime
-	echo 10 > /proc/fs/nfsd/nfsv4gracetime
-	pidof rpcbind > /dev/null || rpcbind || return 1
-	exportfs -ra || return 1
-	pidof rpc.mountd > /dev/null || rpc.mountd || return 1
-	rpc.nfsd 4 || return 1
-	echo "rdma $nfs_port" > /proc/fs/nfsd/portlist || return 1
-	show < /proc/fs/nfsd/portlist
-	grep -qx "rdma $nfs_port" /proc/fs/nfsd/portlist
-}
-
-# nfs_transport: the transport of the mount on $nfs_mnt, as the client's
-# RPC layer reports it.
-nfs_transport() {
-	awk -v m="$nfs_mnt" '
-		$1 == "device" { on = ($5 == m) }
-		on && $1 == "xprt:" { print $2; exit }' /proc/self/mountstats
-}
 
 # nfs_mount VERS: mount the export over RDMA, NFS version VERS; fails
 # unless the mount is on the rdma transport.
@@ -48,7 +23,7 @@ nfs_mount() {
 	[ "$1" != 3 ] || opts+=",nolock"
 	out=$(timeout 90 mount -t nfs -o "$opts" "$other:$nfs_dir" "$nfs_mnt" 2>&1)
 	[ -z "$out" ] || show <<< "$out"
-	xprt=$(nfs_transport)
+	xprt=$(nfs_transport "$nfs_mnt")
 	grep " $nfs_mnt " /proc/mounts | show
 	echo "# mountstats: xprt ${xprt:-none}"
 	[ "$xprt" = rdma ]
@@ -62,7 +37,7 @@ nfs_server() {
 	mount -t tmpfs -o size=256m ulp-nfs "$nfs_dir"
 	echo "$nfs_dir 10.0.0.0/24(rw,sync,no_root_squash,no_subtree_check,insecure,fsid=1)" > /etc/exports
 	before=$(res_now)
-	nfs_server_start
+	nfsd_rdma_start
 	result "nfs: nfsd serves $nfs_dir with the rdma port $nfs_port"
 	step 1
 	# The client has written its files: their sums here, for it to compare.
@@ -76,7 +51,7 @@ nfs_server() {
 	step 5
 	# The client's write has started and waits for the server.
 	step 6
-	nfs_server_start
+	nfsd_rdma_start
 	result "nfs: nfsd started again"
 	step 7
 	# The client is done and has unmounted.

@@ -14,24 +14,13 @@
 nvme_nqn=nqn.2026-12.org.qhca:ulp
 nvme_cfs=/sys/kernel/config/nvmet
 nvme_img=/srv/ulp-nvme/ns1.img
-nvme_svc=4420
 
 nvme_target_start() {
-	local s=$nvme_cfs/subsystems/$nvme_nqn p=$nvme_cfs/ports/1
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
 	mkdir -p "$(dirname "$nvme_img")"
 	mountpoint -q "$(dirname "$nvme_img")" ||
 		mount -t tmpfs -o size=96m ulp-nvme "$(dirname "$nvme_img")" || return 1
 	truncate -s 64m "$nvme_img" || return 1
-	mkdir "$s" && echo 1 > "$s/attr_allow_any_host" &&
-	mkdir "$s/namespaces/1" &&
-	# tmpfs has no O_DIRECT: the file is used through the page cache.
-	echo 1 > "$s/namespaces/1/buffered_io" &&
-	echo -n "$nvme_img" > "$s/namespaces/1/device_path" &&
-	echo 1 > "$s/namespaces/1/enable" &&
-	mkdir "$p" && echo rdma > "$p/addr_trtype" && echo ipv4 > "$p/addr_adrfam" &&
-	echo "$my_addr" > "$p/addr_traddr" && echo "$nvme_svc" > "$p/addr_trsvcid" &&
-	ln -s "$s" "$p/subsystems/$nvme_nqn"
+	nvmet_rdma_start "$nvme_nqn" "$nvme_img" 1
 }
 
 nvme_target_stop() {
@@ -42,22 +31,8 @@ nvme_target_stop() {
 	[ ! -d "$s" ] || rmdir "$s"
 }
 
-# nvme_dev: the block device of our namespace, waited for (bounded): the
-# guest has no other NVMe controller.
-nvme_dev() {
-	local end=$((SECONDS + 30)) c d
-	while [ $SECONDS -lt $end ]; do
-		for c in /sys/class/nvme/nvme*; do
-			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nvme_nqn" ] || continue
-			for d in /sys/block/nvme*n1; do
-				[[ ${d##*/} =~ ^nvme[0-9]+n1$ ]] && [ -b "/dev/${d##*/}" ] &&
-					{ echo "/dev/${d##*/}"; return 0; }
-			done
-		done
-		sleep 0.2
-	done
-	return 1
-}
+# nvme_dev: the block device of our namespace (waited for, bounded).
+nvme_dev() { nvme_disk "$nvme_nqn"; }
 
 # nvme_gone: no controller of ours is left, within 30 s.
 nvme_gone() {
