@@ -539,6 +539,7 @@ struct ib_mr *qhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 struct ib_mr *qhca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				      u64 length, u64 virt_addr, int fd,
 				      int access, struct ib_udata *udata);
+int qhca_mr_check_access(struct qhca_dev *dev, int access);
 int qhca_mr_reg_cmd(struct qhca_dev *dev, struct qhca_cmd_reg_mr *cmd,
 		    u32 *index, u32 *key);
 u8 qhca_access_to_hw(int access);

@@ -251,26 +251,16 @@ static int qhca_dealloc_dm(struct ib_dm *ibdm,
 }
 
 /*
- * The access a DM MR may have: what REG_MR DM takes.  The device binds no
- * window to device memory (no MW_BIND); FLUSH of placement type GLOBAL
- * where the device has it, as for any MR; the optional flags are hints a
- * device may ignore, and qhca does.  ZERO_BASED is what every DM MR is
- * (ib_core insists on it): the MR's iova is its offset in the DM's range.
+ * The access a DM MR may have: any MR's (qhca_mr_check_access()) less
+ * MW_BIND, as REG_MR DM takes it: the device binds no window to device
+ * memory.  ZERO_BASED is what every DM MR is (ib_core insists on it): the
+ * MR's iova is its offset in the DM's range.  Any refusal is EINVAL.
  */
 static int qhca_dm_mr_check_access(struct qhca_dev *dev, int access)
 {
-	int allowed = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-		      IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
-		      IB_ZERO_BASED | IB_ACCESS_OPTIONAL;
-
-	if (le32_to_cpu(dev->attr.device_cap_flags) & QHCA_DEV_CAP_FLUSH)
-		allowed |= IB_ACCESS_FLUSH_GLOBAL;
-	if ((access & ~allowed) || !(access & IB_ZERO_BASED))
+	if (!(access & IB_ZERO_BASED) || (access & IB_ACCESS_MW_BIND))
 		return -EINVAL;
-	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
-		return -EINVAL;
-	return 0;
+	return qhca_mr_check_access(dev, access & ~IB_ZERO_BASED) ? -EINVAL : 0;
 }
 
 static struct ib_mr *qhca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,

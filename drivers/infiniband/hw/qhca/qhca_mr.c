@@ -65,7 +65,7 @@ int qhca_access_from_hw(u8 hw)
 	return access;
 }
 
-static int qhca_mr_check_access(struct qhca_dev *dev, int access)
+int qhca_mr_check_access(struct qhca_dev *dev, int access)
 {
 	u32 caps = le32_to_cpu(dev->attr.device_cap_flags);
 	int known = QHCA_ACCESS_ALL | IB_ACCESS_OPTIONAL;
