@@ -233,8 +233,9 @@ static uint8_t qhca_mr_load_pages(QhcaState *s, const QhcaCmd *cmd,
 }
 
 /*
- * 1.7: a device memory MR (its fields checked by qhca_mr_check_params())
- * needs device memory, and its bytes lie in BAR 4.
+ * 1.7: the bytes of a device memory MR (its fields checked by
+ * qhca_mr_check_params(), the device's memory by qhca_mr_reg()) lie in
+ * BAR 4.
  */
 static const char *qhca_mr_check_dm(QhcaState *s,
                                     const struct qhca_cmd_reg_mr *p)
@@ -242,9 +243,6 @@ static const char *qhca_mr_check_dm(QhcaState *s,
     uint64_t offset = le64_to_cpu(p->pbl_addr);
     uint64_t length = le64_to_cpu(p->length);
 
-    if (!s->params.dm_size) {
-        return "device memory MR without device memory";
-    }
     if (offset >= s->params.dm_size || length > s->params.dm_size - offset) {
         return "device memory MR beyond BAR 4";
     }
