@@ -121,7 +121,8 @@
 #define QHCA_VERSION_1_5		0x00010005
 #define QHCA_VERSION_1_6		0x00010006
 #define QHCA_VERSION_1_7		0x00010007
-#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_7
+#define QHCA_VERSION_1_8		0x00010008
+#define QHCA_VERSION_CURRENT		QHCA_VERSION_1_8
 
 /* CAPS: no optional capabilities are defined in version 1.0. */
 #define QHCA_CAP_RSVD			0xffffffff
@@ -187,6 +188,11 @@ enum qhca_aq_opcode {
 	/* 1.6: each with its QHCA_DEV_CAP_* bit */
 	QHCA_CMD_RESIZE_CQ	= 0x20,	/* QHCA_DEV_CAP_RESIZE_CQ */
 	QHCA_CMD_REREG_MR	= 0x21,	/* QHCA_DEV_CAP_REREG_MR */
+	/* 1.8: on-demand paging, with QHCA_DEV_CAP_ON_DEMAND_PAGING */
+	QHCA_CMD_ODP_MAP		= 0x22,
+	QHCA_CMD_ODP_UNMAP		= 0x23,
+	QHCA_CMD_QUERY_PAGE_FAULT	= 0x24,
+	QHCA_CMD_RESUME_PAGE_FAULT	= 0x25,
 };
 
 enum qhca_aq_status {
@@ -309,6 +315,8 @@ QHCA_ASSERT_SIZE(qhca_device_attr, 160);
 #define QHCA_DEV_CAP_ATOMIC_WRITE	0x00004000	/* WR_ATOMIC_WRITE */
 /* 1.7 */
 #define QHCA_DEV_CAP_DEVICE_MEMORY	0x00008000	/* BAR 4, REG_MR DM */
+/* 1.8 */
+#define QHCA_DEV_CAP_ON_DEMAND_PAGING	0x00010000	/* REG_MR ODP, page faults */
 
 /* QUERY_PORT: payload struct qhca_cmd_query_port; response qhca_port_attr. */
 struct qhca_cmd_query_port {
@@ -530,6 +538,8 @@ enum qhca_event_type {
 	QHCA_EVENT_SRQ_LIMIT	= 9,	/* data: SRQ number */
 	QHCA_EVENT_QP_LAST_WQE	= 10,	/* data: QP number */
 	QHCA_EVENT_SRQ_ERR	= 11,	/* data: SRQ number */
+	/* 1.8: a QP met an absent page of an ODP MR; see QUERY_PAGE_FAULT */
+	QHCA_EVENT_PAGE_FAULT	= 12,	/* data: QP number */
 };
 
 /* Written with the phase bit last, with the same phase rule as the AQ CQ. */
@@ -636,12 +646,35 @@ QHCA_ASSERT_SIZE(qhca_cmd_reg_mr, 40);
  * is the offset in BAR 4 of the MR's first byte (any alignment), and
  * [pbl_addr, pbl_addr + length) lies in BAR 4; the MR covers [iova, iova +
  * length) (iova 0 for the verbs' zero-based device memory MRs); npages
- * and page_shift are 0; length is at least 1.  Access as for any MR, but
+ * and page_shift are 0.  1.8: length may be 0 (an MR no access reaches
+ * but one of length 0; pbl_addr is then at most dm_size); before 1.8 it
+ * was at least 1.  Access as for any MR, but
  * not MW_BIND (BAD_PARAM): no memory window is bound to device memory.
  * REREG_MR refuses it, as it refuses PHYS.
  */
 #define QHCA_MR_F_DM			0x08
-#define QHCA_MR_F_RSVD			0xf0
+/*
+ * 1.8, with QHCA_DEV_CAP_ON_DEMAND_PAGING: an on-demand paging MR.  No
+ * page list at registration (pbl_addr 0, npages 0): every page starts
+ * absent, and ODP_MAP / ODP_UNMAP make pages present or absent later.
+ * The MR covers [iova, iova + length) as any MR (length 1 ..
+ * QHCA_MAX_MR_SIZE), with pages of 2^page_shift (12 .. 30) counted from
+ * iova rounded down to the page size: page k holds [base + k * size,
+ * base + (k + 1) * size), base = iova & ~(size - 1).
+ * With ODP_IMPLICIT also set, the MR is implicit (the verbs' whole
+ * address space): iova and length 0 in the command, and the MR covers
+ * [0, 2^QHCA_ODP_IMPLICIT_VA_BITS).
+ * Access flags as for any MR, MW_BIND included.  An access that reaches
+ * an absent page (or, needing write, a page present without
+ * QHCA_ODP_PAGE_WRITE) is a page fault: see QUERY_PAGE_FAULT.  Not with
+ * PHYS, PBL_INDIRECT, FAST_REG or DM; REREG_MR refuses an ODP MR
+ * (BAD_PARAM).  Present pages are charged to max-mr-pages while they are
+ * present; ODP_MAP beyond it is NO_RESOURCES.
+ */
+#define QHCA_MR_F_ODP			0x10
+#define QHCA_MR_F_ODP_IMPLICIT		0x20
+#define QHCA_MR_F_RSVD			0xc0
+#define QHCA_ODP_IMPLICIT_VA_BITS	57
 #define QHCA_FAST_REG_MAX_PAGES		65536
 #define QHCA_PBL_ENTRIES_PER_PAGE	512
 #define QHCA_MR_MIN_PAGE_SHIFT		12
@@ -677,6 +710,118 @@ QHCA_ASSERT_SIZE(qhca_cmd_rereg_mr, 40);
 #define QHCA_REREG_PD			0x02
 #define QHCA_REREG_ACCESS		0x04
 #define QHCA_REREG_RSVD			0xf8
+
+/*
+ * 1.8: ODP_MAP makes npages pages of ODP MR index present, from page
+ * first_page on (pages counted as QHCA_MR_F_ODP says).  pbl_addr points to
+ * npages __le64 entries (8-byte aligned, in guest RAM), read once by the
+ * command.  An entry is 0 (the page becomes absent) or the guest address
+ * of the page (aligned to the MR's page size, the whole page in guest
+ * RAM) with QHCA_ODP_PAGE_READ and maybe QHCA_ODP_PAGE_WRITE in its low
+ * bits, as ib_umem_odp keeps its DMA list.  The whole command is checked
+ * before any page changes: a bad entry, a page beyond the MR or a
+ * reserved bit is BAD_PARAM and nothing is mapped.  No result.
+ */
+struct qhca_cmd_odp_map {
+	__le64 first_page;
+	__le64 pbl_addr;
+	__le32 index;		/* the MR, as REG_MR returned it */
+	__le32 npages;		/* 1 .. QHCA_ODP_MAP_MAX_PAGES */
+	__le32 rsvd[2];
+};
+QHCA_ASSERT_SIZE(qhca_cmd_odp_map, 32);
+#define QHCA_ODP_MAP_MAX_PAGES		512
+#define QHCA_ODP_PAGE_READ		0x1ull
+#define QHCA_ODP_PAGE_WRITE		0x2ull
+#define QHCA_ODP_PAGE_RSVD		0xffcull	/* below 4 KiB */
+
+/*
+ * 1.8: ODP_UNMAP makes pages [first_page, first_page + npages) of ODP MR
+ * index absent (npages >= 1; pages beyond the MR's end are ignored, pages
+ * already absent stay so).  It is the invalidation fence: when its
+ * completion is written, no access of the device uses those pages any
+ * more and none that used them is still going on (the engine takes the
+ * device lock per packet, as commands do).  No result.
+ */
+struct qhca_cmd_odp_unmap {
+	__le64 first_page;
+	__le64 npages;
+	__le32 index;		/* the MR */
+	__le32 rsvd;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_odp_unmap, 24);
+
+/*
+ * 1.8: page faults.  A QP whose access meets an absent page of an ODP MR
+ * (or a page without QHCA_ODP_PAGE_WRITE for a write) records the fault and
+ * posts QHCA_EVENT_PAGE_FAULT with its QP number (one event per fault,
+ * delivered as the other QP events are, to the EQs whose event_mask has
+ * bit 12).  A QP holds at most one requester and one responder fault:
+ *   REQUESTER: a local access of a send WQE (gathering a SEND's or WRITE's
+ *     data, scattering a READ response or an atomic's result).  The send
+ *     queue stops at that point: nothing after it goes out (a READ
+ *     response that faulted is dropped and asked for again on resume).
+ *     UD and UC requesters fault the same way.
+ *   RESPONDER: an incoming request's access (WRITE, READ, atomic, FLUSH,
+ *     ATOMIC_WRITE data, or a SEND's receive WQE buffer).  RC and XRC
+ *     answer the request with an RNR NAK (the QP's min_rnr_timer), so the
+ *     requester sends it again later; UD and UC drop the message (counted
+ *     in RX_DROPS).
+ * QUERY_PAGE_FAULT (payload qpn) returns struct qhca_page_fault_info for
+ * both kinds; BAD_HANDLE if no such QP.  The driver maps the pages
+ * (ODP_MAP) and then RESUME_PAGE_FAULT names the QP and kind:
+ *   status RESOLVED: the QP goes on (a requester from where it stopped; a
+ *     responder waits for the request again).  A page still absent is a
+ *     new fault.
+ *   status FAILED (the address is not mapped in the process): the access
+ *     is retried once more as it would be after RESOLVED, and if its page
+ *     is still absent it fails as an access outside the MR fails: a
+ *     local access with LOC_PROT_ERR, a remote request with the NAK that
+ *     completes it REM_ACCESS_ERR at the requester, a receive as a
+ *     receive SGE outside its MR.
+ * RESUME of a kind with no pending fault is BAD_STATE.  Modifying the QP
+ * to RESET or ERR, and destroying it, drops its pending faults.  A fault
+ * never resumed leaves that QP waiting; nothing else in the device waits.
+ */
+struct qhca_cmd_query_page_fault {
+	__le32 qpn;
+	__le32 rsvd;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_query_page_fault, 8);
+
+enum qhca_page_fault_kind {
+	QHCA_PAGE_FAULT_REQUESTER	= 0,
+	QHCA_PAGE_FAULT_RESPONDER	= 1,
+	QHCA_PAGE_FAULT_KINDS		= 2,
+};
+
+struct qhca_page_fault {
+	__le64 addr;		/* MR address (iova) of the first absent byte */
+	__le32 length;		/* bytes of the access from addr, >= 1 */
+	__le32 mr_index;	/* the ODP MR (behind a window's rkey too) */
+	__le32 psn;		/* RESPONDER: the request's PSN */
+	__u8 flags;		/* QHCA_PAGE_FAULT_F_* */
+	__u8 rsvd[3];
+};
+QHCA_ASSERT_SIZE(qhca_page_fault, 24);
+#define QHCA_PAGE_FAULT_F_PENDING	0x01	/* the other fields are valid */
+#define QHCA_PAGE_FAULT_F_WRITE		0x02	/* the access writes the MR */
+
+/* QUERY_PAGE_FAULT response: indexed by enum qhca_page_fault_kind. */
+struct qhca_page_fault_info {
+	struct qhca_page_fault fault[QHCA_PAGE_FAULT_KINDS];
+};
+QHCA_ASSERT_SIZE(qhca_page_fault_info, 48);
+
+struct qhca_cmd_resume_page_fault {
+	__le32 qpn;
+	__u8 kind;		/* enum qhca_page_fault_kind */
+	__u8 status;		/* QHCA_PAGE_FAULT_RESOLVED or _FAILED */
+	__le16 rsvd;
+};
+QHCA_ASSERT_SIZE(qhca_cmd_resume_page_fault, 8);
+#define QHCA_PAGE_FAULT_RESOLVED	0
+#define QHCA_PAGE_FAULT_FAILED		1
 
 /*
  * CREATE_CQ: result is the CQ number (1 .. max-cqs; 0 is never used).
@@ -931,6 +1076,11 @@ enum qhca_counter {
 	QHCA_CNT_ETH_RX_NO_BUF,		/* NIC frames with no (big enough) RQ WQE */
 	QHCA_CNT_ROCE_RX_DROPS,		/* RoCEv2 frames refused: see the spec */
 	QHCA_CNT_ICRC_ERRORS,		/* of those, a bad ICRC */
+	/* 1.8: on-demand paging */
+	QHCA_CNT_ODP_PAGE_FAULTS,	/* faults recorded (events posted) */
+	QHCA_CNT_ODP_FAULTS_FAILED,	/* accesses failed after RESUME FAILED */
+	QHCA_CNT_ODP_PAGES_MAPPED,	/* entries ODP_MAP made present */
+	QHCA_CNT_ODP_UNMAPS,		/* ODP_UNMAP commands */
 	QHCA_CNT_NUM
 };
 
