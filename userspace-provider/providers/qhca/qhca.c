@@ -21,6 +21,7 @@
 static void qhca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops qhca_ctx_ops = {
+	.advise_mr = qhca_advise_mr,
 	.alloc_dm = qhca_alloc_dm,
 	.alloc_mw = qhca_alloc_mw,
 	.alloc_pd = qhca_alloc_pd,

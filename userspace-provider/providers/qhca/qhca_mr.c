@@ -96,6 +96,26 @@ int qhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 	return err;
 }
 
+/*
+ * ibv_advise_mr(): prefetch advice on ODP MRs.  The kernel checks the
+ * PD, the lkeys and ranges and faults the pages in (synchronously with
+ * IBV_ADVISE_MR_FLAG_FLUSH); the device learns of them as of any fault
+ * the driver resolves, so there is nothing to add here.  The verb
+ * returns an errno value rather than setting errno.
+ */
+int qhca_advise_mr(struct ibv_pd *ibpd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	int err;
+
+	err = ibv_cmd_advise_mr(ibpd, advice, flags, sg_list, num_sge);
+	if (err)
+		verbs_debug(verbs_get_ctx(ibpd->context),
+			    "ADVISE_MR %d (flags 0x%x) of %u SGEs failed: %s\n",
+			    advice, flags, num_sge, strerror(err));
+	return err;
+}
+
 int qhca_dereg_mr(struct verbs_mr *vmr)
 {
 	int err;

@@ -33,6 +33,8 @@ int qhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 struct ibv_mr *qhca_reg_dmabuf_mr(struct ibv_pd *ibpd, uint64_t offset,
 				  size_t length, uint64_t iova, int fd,
 				  int access);
+int qhca_advise_mr(struct ibv_pd *ibpd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 
 /* qhca_dm.c */
 struct ibv_dm *qhca_alloc_dm(struct ibv_context *ibctx,
