@@ -839,9 +839,9 @@ static void test_aq_doorbells(void)
 static void test_bad_commands(void)
 {
     QhcaTest *t = qhca_start(NULL);
-    /* 0x22: the first opcode after 1.6's (REREG_MR 0x21). */
-    static const uint16_t bad_ops[] = { 0, QHCA_CMD_REREG_MR + 1, 0x100,
-                                        0xffff };
+    /* 0x26: the first opcode after 1.8's (RESUME_PAGE_FAULT 0x25). */
+    static const uint16_t bad_ops[] = { 0, QHCA_CMD_RESUME_PAGE_FAULT + 1,
+                                        0x100, 0xffff };
     struct qhca_aq_sqe sqe;
     struct qhca_stats st;
     size_t i;
