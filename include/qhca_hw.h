@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * qhca hardware interface, version 1.7.
+ * qhca hardware interface, version 1.8.
  *
  * This is the one description of the device's registers, admin commands,
  * queues and entries.  The QEMU device model, the Linux driver and the
