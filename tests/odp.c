@@ -15,6 +15,7 @@
  *              pages) and both atomics between ODP MRs over freshly
  *              mmapped memory the device has never seen: every one faults
  *              on both sides (the counters say so) and carries its bytes.
+ *   ud.send    a UD SEND gathered from a fresh ODP MR.
  *   implicit   one implicit MR (the whole address space) carries traffic
  *              between separate mmaps, one across a 1 GiB line.
  *   inval.*    after MADV_DONTNEED, or munmap and a new mmap at the same
@@ -46,6 +47,7 @@
 #define ODP_ACCESS	(RC_ACCESS_ALL | IBV_ACCESS_ON_DEMAND)
 #define ODP_MAX_MAPS	8
 #define ODP_MAX_MRS	8
+#define ODP_QKEY	0x0d90d900U
 
 /* What each fixture holds: the pair, the mmaps and the MRs to undo. */
 struct odp_ctx {
@@ -538,6 +540,100 @@ TEST_F_TIMEOUT(atomic, fresh_pages, 120)
 	EXPECT_EQ(swap, *rw);
 }
 
+/* ---- ud: a UD SEND gathered from an ODP MR ----------------------------- */
+
+FIXTURE(ud)
+{
+	struct odp_ctx c;
+	struct ibv_ah *ah;
+};
+
+FIXTURE_SETUP(ud)
+{
+	struct ibv_ah_attr aa = { .port_num = 1 };
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qkey = ODP_QKEY,
+	};
+	struct rc_opts o;
+	int i;
+
+	rc_default_opts(&o);
+	o.qp_type = IBV_QPT_UD;
+	rc_pair_open(_metadata, &self->c.p, &o);
+	for (i = 0; i < 2; i++) {
+		struct ibv_qp *qp = self->c.p.s[i].qp;
+
+		attr.qp_state = IBV_QPS_INIT;
+		ASSERT_EQ(0, ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+					   IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					   IBV_QP_QKEY));
+		attr.qp_state = IBV_QPS_RTR;
+		ASSERT_EQ(0, ibv_modify_qp(qp, &attr, IBV_QP_STATE));
+		attr.qp_state = IBV_QPS_RTS;
+		ASSERT_EQ(0, ibv_modify_qp(qp, &attr, IBV_QP_STATE |
+					   IBV_QP_SQ_PSN));
+	}
+	aa.dlid = self->c.p.pattr.lid;
+	self->ah = ibv_create_ah(self->c.p.pd, &aa);
+	ASSERT_NE(NULL, self->ah) TH_LOG("ibv_create_ah: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(ud)
+{
+	if (self->ah)
+		EXPECT_EQ(0, ibv_destroy_ah(self->ah));
+	odp_close(_metadata, &self->c);
+}
+
+/*
+ * UD claims SEND: a message gathered across a page line of a fresh ODP
+ * MR faults at the requester, which waits for the page and sends it
+ * whole (into a pinned receive buffer, after its GRH area).
+ */
+TEST_F_TIMEOUT(ud, send, 120)
+{
+	const size_t size = 2 * PAGE, off = PAGE - 1000, len = 3000;
+	const size_t grh = QHCA_UD_GRH_SIZE;
+	struct ibv_sge lsge, rsge;
+	struct ibv_send_wr wr = {
+		.wr_id = 1,
+		.sg_list = &lsge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+	struct odp_cnt c0, c1;
+	struct ibv_mr *lmr;
+	struct ibv_wc wc;
+	uint8_t *l;
+
+	rc_buf_alloc(_metadata, &self->c.pinned, self->c.p.pd, size,
+		     RC_ACCESS_ALL);
+	l = odp_mmap(_metadata, &self->c, size);
+	lmr = odp_reg(_metadata, &self->c, l, size, ODP_ACCESS);
+	rc_fill(l + off, len, 12);
+	lsge = (struct ibv_sge){ .addr = (uintptr_t)(l + off), .length = len,
+				 .lkey = lmr->lkey };
+	rsge = rc_sge(&self->c.pinned, 0, grh + len);
+	wr.wr.ud.ah = self->ah;
+	wr.wr.ud.remote_qpn = self->c.p.s[1].qp->qp_num;
+	wr.wr.ud.remote_qkey = ODP_QKEY;
+
+	odp_cnt_read(_metadata, &c0);
+	ASSERT_EQ(0, rc_post_recv(self->c.p.s[1].qp, 2, &rsge, 1));
+	ASSERT_EQ(0, ibv_post_send(self->c.p.s[0].qp, &wr, &bad));
+	RC_WAIT_WC(self->c.p.s[0].scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND);
+	rc_wait_wc(_metadata, self->c.p.s[1].rcq, &wc);
+	RC_EXPECT_WC(wc, 2, IBV_WC_SUCCESS, IBV_WC_RECV);
+	EXPECT_EQ(grh + len, wc.byte_len);
+	odp_cnt_read(_metadata, &c1);
+	RC_EXPECT_PATTERN(self->c.pinned.mem + grh, len, 12);
+	EXPECT_LE(c0.faults + 1, c1.faults);
+	EXPECT_LE(c0.mapped + 2, c1.mapped);
+}
+
 /* ---- implicit ------------------------------------------------------- */
 
 /*
@@ -846,9 +942,10 @@ TEST_F_TIMEOUT(odp, advise_async, 120)
 /*
  * Advice the kernel or the driver refuses, with mlx5's errno values (the
  * verbs document none): no SGE or an unknown flag (EINVAL, ib_uverbs'),
- * an lkey that is no ODP MR of the PD or a PREFETCH_WRITE of a read-only
- * MR (ENOENT), a range beyond the MR (EFAULT), and an advice that does
- * not exist (EOPNOTSUPP).  Nothing is mapped by any of them.
+ * an advice that does not exist (EOPNOTSUPP), an lkey that is no ODP MR
+ * (ENOENT), another PD's MR or a PREFETCH_WRITE of a read-only MR
+ * (EPERM), a range beyond the MR (EFAULT).  Nothing is mapped by any of
+ * them.
  */
 TEST_F_TIMEOUT(odp, advise_refused, 120)
 {
@@ -880,7 +977,7 @@ TEST_F_TIMEOUT(odp, advise_refused, 120)
 	EXPECT_EQ(EOPNOTSUPP,
 		  ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT + 1,
 				IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1));
-	/* Not ODP, not an MR, another PD's. */
+	/* Not ODP, not an MR. */
 	EXPECT_EQ(ENOENT, odp_advise(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
 				     IBV_ADVISE_MR_FLAG_FLUSH,
 				     self->c.pinned.mr, self->c.pinned.mem,
@@ -888,11 +985,11 @@ TEST_F_TIMEOUT(odp, advise_refused, 120)
 	sge.lkey = mr->lkey ^ 0x00ffff00;
 	EXPECT_EQ(ENOENT, ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
 					IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1));
-	EXPECT_EQ(ENOENT, odp_advise(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
-				     IBV_ADVISE_MR_FLAG_FLUSH, other, m,
-				     PAGE));
-	/* Writing a read-only MR. */
-	EXPECT_EQ(ENOENT, odp_advise(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+	/* Another PD's MR; writing a read-only MR. */
+	EXPECT_EQ(EPERM, odp_advise(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+				    IBV_ADVISE_MR_FLAG_FLUSH, other, m,
+				    PAGE));
+	EXPECT_EQ(EPERM, odp_advise(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 				     IBV_ADVISE_MR_FLAG_FLUSH, ro, m + size,
 				     PAGE));
 	/* One byte past the MR's end, and before its start. */
