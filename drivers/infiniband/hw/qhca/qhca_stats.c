@@ -45,6 +45,11 @@ static const struct rdma_stat_desc qhca_counter_descs[] = {
 	[QHCA_CNT_ETH_RX_NO_BUF].name = "eth_rx_no_buf",
 	[QHCA_CNT_ROCE_RX_DROPS].name = "roce_rx_drops",
 	[QHCA_CNT_ICRC_ERRORS].name = "icrc_errors",
+	/* 1.8: on-demand paging; an older device leaves them 0. */
+	[QHCA_CNT_ODP_PAGE_FAULTS].name = "odp_page_faults",
+	[QHCA_CNT_ODP_FAULTS_FAILED].name = "odp_faults_failed",
+	[QHCA_CNT_ODP_PAGES_MAPPED].name = "odp_pages_mapped",
+	[QHCA_CNT_ODP_UNMAPS].name = "odp_unmaps",
 };
 
 static_assert(ARRAY_SIZE(qhca_counter_descs) == QHCA_CNT_NUM);
