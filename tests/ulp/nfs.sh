@@ -4,8 +4,8 @@
 # lower guest runs nfsd with the RDMA port 20049 on a tmpfs export, the
 # other mounts it with -o rdma: files of 1 B to 64 MiB written with cp
 # (buffered: several WRITEs in flight, each pulled by the server with RDMA
-# READs), checksummed on both sides, read back after a remount; fio
-# --verify; NFSv3 too; the
+# READs), checksummed on both sides, read back after a remount; a minute
+# of fio --verify, sequential and random at once; NFSv3 too; the
 # server stopped while the client writes, then started again: the client's
 # write completes with its data.  Every mount is checked to be on the rdma
 # transport (/proc/self/mountstats), so a mount that fell back to TCP fails.
@@ -30,6 +30,51 @@ nfs_mount() {
 }
 
 nfs_unmount() { timeout 60 umount "$nfs_mnt"; }
+
+# nfs_fio: a minute of fio --verify on the mount (nfs_fio_s seconds), two
+# jobs at once, O_DIRECT with several I/Os in flight: 128 KiB sequential
+# and 4 KiB random writes, every 16 blocks written read back and their
+# crc32c checked while the job runs (verify_backlog), not only once it
+# has ended.  fio's figures leave out the reads of its verification: the
+# client's O_DIRECT read bytes (/proc/self/mountstats) show the data came
+# back.
+nfs_fio_s=${ULP_NFS_FIO_S:-60}
+nfs_fio() {
+	local rd0 rd1 rc sum json=/tmp/ulp-nfs-fio.json
+	rd0=$(nfs_read_bytes)
+	rm -f "$json"
+	(cd "$nfs_mnt" && timeout -s KILL $((nfs_fio_s + 120)) fio \
+		--direct=1 --ioengine=libaio --time_based --runtime="$nfs_fio_s" \
+		--verify=crc32c --verify_backlog=16 --verify_fatal=1 --verify_state_save=0 \
+		--output-format=json --output="$json" \
+		--name=ulp-nfs-seq --rw=write --bs=128k --iodepth=4 --size=8m \
+		--name=ulp-nfs-rand --rw=randwrite --bs=4k --iodepth=8 --size=8m) 2>&1 | show
+	rc=${PIPESTATUS[0]}
+	rd1=$(nfs_read_bytes)
+	rd0=$((${rd1:-0} - ${rd0:-0}))
+	# Each job's error and bytes written ("NAME error E written B").
+	sum=$(python3 -c '
+import json, sys
+for job in json.load(open(sys.argv[1]))["jobs"]:
+    print(job["jobname"], "error", job["error"], "written", job["write"]["io_bytes"])
+' "$json" 2>&1) || sum="fio left no result: $sum"
+	show <<< "$sum"
+	[ "$rc" = 0 ] && [ "$(grep -c ' error 0 written [1-9]' <<< "$sum")" = 2 ]
+	result "nfs: fio --verify=crc32c for $nfs_fio_s s, 128 KiB sequential and 4 KiB random O_DIRECT writes at once: no error, data written"
+	# At least half of what was written read back (the blocks of each
+	# job's last backlog may be left unread at the time limit).
+	[ "$rd0" -gt 0 ] &&
+		[ $((2 * rd0)) -ge "$(awk '{ t += $5 } END { print t + 0 }' <<< "$sum")" ]
+	result "nfs: fio read back what it wrote to verify it ($rd0 bytes)"
+}
+
+# nfs_read_bytes: the O_DIRECT bytes read on the mount so far, as the
+# client counts them (mountstats' "bytes:" line, its third figure).
+nfs_read_bytes() {
+	awk -v m="$nfs_mnt" '
+		$1 == "device" { on = ($5 == m) }
+		on && $1 == "bytes:" { print $4; exit }' /proc/self/mountstats
+}
 
 nfs_server() {
 	local before
@@ -87,12 +132,7 @@ nfs_client() {
 	got=$(cd "$nfs_mnt" && sums "${nfs_files[@]}")
 	[ "$got" = "$want" ]
 	result "nfs: the files read back after the remount equal the written data"
-	out=$(cd "$nfs_mnt" && timeout 120 fio --name=ulp-nfs --rw=randwrite --bs=4k \
-		--size=1m --direct=1 --ioengine=psync --verify=crc32c --verify_fatal=1 2>&1)
-	rc=$?
-	grep -E 'err=|verify|WRITE:|READ:' <<< "$out" | show
-	[ $rc = 0 ] && grep -q ' err= 0' <<< "$out"
-	result "nfs: fio --verify=crc32c, 1 MiB of 4 KiB random writes read back and verified"
+	nfs_fio
 	nfs_unmount && nfs_mount 3
 	result "nfs: mount -o rdma,vers=3: transport rdma"
 	got=$(sums "$nfs_mnt/f1m")
