@@ -23,7 +23,7 @@ mpi_rsh_port=$((mpi_port + 900))
 # messages, Put and Get of 1 MiB): less on qhca0 means it went elsewhere.
 mpi_min_bytes=$((2 << 20))
 mpi_hosts=()
-for g in "${names[@]}"; do
+for g in "${seg_guests[@]}"; do
 	[ "$(seg_dev "$g")" != qhca0 ] || mpi_hosts+=("$g")
 done
 
