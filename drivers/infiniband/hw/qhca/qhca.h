@@ -133,6 +133,7 @@ struct qhca_dev {
 
 	struct qhca_kuar kuar;
 	struct qhca_dm_pool dm;		/* device memory (1.7) */
+	struct qhca_odp *odp;		/* on-demand paging (1.8), or NULL */
 	/* CQs and QPs by number, for events and kernel completions. */
 	struct xarray cqs;
 	struct xarray qps;
@@ -215,6 +216,7 @@ struct qhca_mr {
 	struct qhca_dma_buf pl;
 	u32 max_pages;
 	u32 npages;
+	struct qhca_odp_mr *odp;	/* ODP MRs (qhca_odp.c) */
 };
 
 struct qhca_mw {
@@ -489,6 +491,14 @@ int qhca_admin_set_gid(struct qhca_dev *dev, u16 index, u8 type,
 		       const union ib_gid *gid);
 int qhca_admin_set_qp_av(struct qhca_dev *dev,
 			 const struct qhca_cmd_set_qp_av *cmd);
+int qhca_admin_odp_map(struct qhca_dev *dev, u32 index, u64 first_page,
+		       dma_addr_t pbl, u32 npages);
+int qhca_admin_odp_unmap(struct qhca_dev *dev, u32 index, u64 first_page,
+			 u64 npages);
+int qhca_admin_query_page_fault(struct qhca_dev *dev, u32 qpn,
+				struct qhca_page_fault_info *info);
+int qhca_admin_resume_page_fault(struct qhca_dev *dev, u32 qpn, u8 kind,
+				 u8 status);
 
 /* qhca_recovery.c: a device that stopped answering. */
 void qhca_dev_fatal(struct qhca_dev *dev);
@@ -540,12 +550,26 @@ struct ib_mr *qhca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				      u64 length, u64 virt_addr, int fd,
 				      int access, struct ib_udata *udata);
 int qhca_mr_check_access(struct qhca_dev *dev, int access);
+int qhca_mr_check_user(struct qhca_dev *dev, u64 length, int access,
+		       struct ib_udata *udata);
 int qhca_mr_reg_cmd(struct qhca_dev *dev, struct qhca_cmd_reg_mr *cmd,
 		    u32 *index, u32 *key);
 u8 qhca_access_to_hw(int access);
 int qhca_access_from_hw(u8 hw);
 int qhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
+
+/* qhca_odp.c: on-demand paging (1.8). */
+struct ib_mr *qhca_odp_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				   u64 iova, int access,
+				   struct ib_udata *udata);
+int qhca_odp_dereg_mr(struct qhca_mr *mr);
+void qhca_odp_fault_event(struct qhca_dev *dev, u32 qpn);
+void qhca_odp_set_ops(struct qhca_dev *dev);
+void qhca_odp_query_device(struct qhca_dev *dev, struct ib_device_attr *props);
+int qhca_odp_init(struct qhca_dev *dev);
+void qhca_odp_stop(struct qhca_dev *dev);
+void qhca_odp_free(struct qhca_dev *dev);
 
 /* qhca_dm.c: device memory (1.7). */
 int qhca_dm_init(struct qhca_dev *dev, phys_addr_t bar_start,

@@ -263,3 +263,53 @@ int qhca_admin_set_qp_av(struct qhca_dev *dev,
 	return qhca_admin_exec(&dev->aq, QHCA_CMD_SET_QP_AV, cmd, sizeof(*cmd),
 			       NULL, 0, NULL);
 }
+
+/* 1.8: @npages entries at @pbl make pages of ODP MR @index present. */
+int qhca_admin_odp_map(struct qhca_dev *dev, u32 index, u64 first_page,
+		       dma_addr_t pbl, u32 npages)
+{
+	struct qhca_cmd_odp_map cmd = {
+		.first_page = cpu_to_le64(first_page),
+		.pbl_addr = cpu_to_le64(pbl),
+		.index = cpu_to_le32(index),
+		.npages = cpu_to_le32(npages),
+	};
+
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_ODP_MAP, &cmd, sizeof(cmd),
+			       NULL, 0, NULL);
+}
+
+int qhca_admin_odp_unmap(struct qhca_dev *dev, u32 index, u64 first_page,
+			 u64 npages)
+{
+	struct qhca_cmd_odp_unmap cmd = {
+		.first_page = cpu_to_le64(first_page),
+		.npages = cpu_to_le64(npages),
+		.index = cpu_to_le32(index),
+	};
+
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_ODP_UNMAP, &cmd, sizeof(cmd),
+			       NULL, 0, NULL);
+}
+
+int qhca_admin_query_page_fault(struct qhca_dev *dev, u32 qpn,
+				struct qhca_page_fault_info *info)
+{
+	struct qhca_cmd_query_page_fault cmd = { .qpn = cpu_to_le32(qpn) };
+
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_QUERY_PAGE_FAULT, &cmd,
+			       sizeof(cmd), info, sizeof(*info), NULL);
+}
+
+int qhca_admin_resume_page_fault(struct qhca_dev *dev, u32 qpn, u8 kind,
+				 u8 status)
+{
+	struct qhca_cmd_resume_page_fault cmd = {
+		.qpn = cpu_to_le32(qpn),
+		.kind = kind,
+		.status = status,
+	};
+
+	return qhca_admin_exec(&dev->aq, QHCA_CMD_RESUME_PAGE_FAULT, &cmd,
+			       sizeof(cmd), NULL, 0, NULL);
+}

@@ -213,6 +213,21 @@ qhca_reg_user_mr_dmah(struct ib_pd *ibpd, u64 start, u64 length,
 #endif
 
 /*
+ * On-demand paging (interface 1.8) hands the device ib_umem_odp's DMA
+ * list entries as they are (address | ODP_READ_ALLOWED_BIT |
+ * ODP_WRITE_ALLOWED_BIT), as 6.1 and 6.12 keep them.  7.3's ib_umem_odp
+ * keeps an hmm_dma_map instead (upstream 6.16; the releases between are
+ * not built here).  There, and without CONFIG_INFINIBAND_ON_DEMAND_PAGING,
+ * qhca_odp.c is compiled out: query_device claims no ODP and ib_core
+ * refuses IB_ACCESS_ON_DEMAND (EOPNOTSUPP), as before 1.8.
+ */
+#if QHCA_LINUX_BEFORE(6, 16) && IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)
+#define QHCA_ODP	1
+#else
+#define QHCA_ODP	0
+#endif
+
+/*
  * In 7.2's headers (and 7.3's), not 6.12's; the release between that
  * brought them is not checked.  User CQs are made by create_user_cq
  * (create_cq stays for kernel ones: qhca_create_cq serves both, as it

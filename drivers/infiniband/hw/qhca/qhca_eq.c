@@ -87,6 +87,9 @@ static void qhca_eq_dispatch(struct qhca_dev *dev, u8 type, u32 data)
 	case QHCA_EVENT_SRQ_ERR:
 		qhca_srq_handle_event(dev, data, type);
 		break;
+	case QHCA_EVENT_PAGE_FAULT:
+		qhca_odp_fault_event(dev, data);
+		break;
 	default:
 		dev_warn_ratelimited(&dev->pdev->dev,
 				     "unexpected event type %u\n", type);
@@ -232,8 +235,19 @@ int qhca_eqs_create(struct qhca_dev *dev, u32 num_ceqs)
 	u32 max_cq = le32_to_cpu(dev->attr.max_cq);
 	u32 max_qp = le32_to_cpu(dev->attr.max_qp);
 	u32 max_srq = le32_to_cpu(dev->attr.max_srq);
+	u32 async_mask = QHCA_ASYNC_EQ_EVENTS;
 	u32 async_log2, comp_log2, i;
+	u64 faults = 0;
 	int err;
+
+	/* On-demand paging (1.8): page faults come by the async EQ. */
+	err = qhca_odp_init(dev);
+	if (err)
+		return err;
+	if (dev->odp) {
+		async_mask |= BIT(QHCA_EVENT_PAGE_FAULT);
+		faults = 2ULL * max_qp;
+	}
 
 	dev->ceqs = kcalloc(num_ceqs, sizeof(*dev->ceqs), GFP_KERNEL);
 	if (!dev->ceqs)
@@ -244,18 +258,19 @@ int qhca_eqs_create(struct qhca_dev *dev, u32 num_ceqs)
 	 * Each CQ and each QP reports at most one error before it is reset,
 	 * a QP on an SRQ also its last WQE, an SRQ one limit and one error;
 	 * an armed CQ has at most one completion event in flight, and one
-	 * more once re-armed before the EQ doorbell moved.  Sized for that,
-	 * the device never has to drop an event.
+	 * more once re-armed before the EQ doorbell moved.  A QP has at most
+	 * one requester and one responder page fault pending, each with its
+	 * event.  Sized for that, the device never has to drop an event.
 	 */
 	async_log2 = qhca_eq_depth_log2(dev, min_t(u64, (u64)max_cq +
 						   2ULL * max_qp +
-						   2ULL * max_srq +
+						   2ULL * max_srq + faults +
 						   QHCA_ASYNC_EQ_SLACK, U32_MAX));
 	comp_log2 = qhca_eq_depth_log2(dev, min_t(u64, 2ULL * max_cq, U32_MAX));
 
 	strscpy(dev->eq.name, "qhca-async", sizeof(dev->eq.name));
 	err = qhca_eq_setup(dev, &dev->eq, QHCA_VEC_ASYNC_EQ, async_log2,
-			    QHCA_ASYNC_EQ_EVENTS);
+			    async_mask);
 	if (err)
 		return err;
 
@@ -292,6 +307,8 @@ void qhca_eqs_stop(struct qhca_dev *dev)
 	for (i = 0; i < dev->num_ceqs; i++)
 		qhca_eq_stop(dev, &dev->ceqs[i]);
 	qhca_eq_stop(dev, &dev->eq);
+	/* No page fault event comes any more. */
+	qhca_odp_stop(dev);
 }
 
 /* Free the rings: after DESTROY_EQ or a device reset. */
@@ -305,4 +322,5 @@ void qhca_eqs_free(struct qhca_dev *dev)
 	kfree(dev->ceqs);
 	dev->ceqs = NULL;
 	dev->num_ceqs = 0;
+	qhca_odp_free(dev);
 }

@@ -309,8 +309,8 @@ static struct ib_umem *qhca_mr_pin(struct qhca_dev *dev, u64 start,
 }
 
 /* What REG_MR of user space checks before it pins anything. */
-static int qhca_mr_check_user(struct qhca_dev *dev, u64 length, int access,
-			      struct ib_udata *udata)
+int qhca_mr_check_user(struct qhca_dev *dev, u64 length, int access,
+		       struct ib_udata *udata)
 {
 	int err;
 
@@ -382,6 +382,10 @@ struct ib_mr *qhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct ib_umem *umem;
 	int err;
 
+	/* Nothing pinned: the pages come on demand (qhca_odp.c). */
+	if (access & IB_ACCESS_ON_DEMAND)
+		return qhca_odp_reg_user_mr(ibpd, start, length, virt_addr,
+					    access, udata);
 	err = qhca_mr_check_user(dev, length, access, udata);
 	if (err)
 		return ERR_PTR(err);
@@ -416,6 +420,9 @@ struct ib_mr *qhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
 	if (!(le32_to_cpu(dev->attr.device_cap_flags) & QHCA_DEV_CAP_REREG_MR))
+		return ERR_PTR(-EOPNOTSUPP);
+	/* The device refuses REREG_MR of an ODP MR. */
+	if (mr->odp)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (flags & ~IB_MR_REREG_SUPPORTED || !mr->umem)
 		return ERR_PTR(-EINVAL);
@@ -490,6 +497,8 @@ int qhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct qhca_mr *mr = to_qmr(ibmr);
 	int err;
 
+	if (mr->odp)
+		return qhca_odp_dereg_mr(mr);
 	err = qhca_admin_dereg_mr(dev, mr->index);
 	/* Windows are bound to it: it stays until they are gone. */
 	if (err == -EBUSY)

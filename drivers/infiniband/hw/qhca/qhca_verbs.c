@@ -108,6 +108,7 @@ static int qhca_query_device(struct ib_device *ibdev,
 		props->timestamp_mask = U64_MAX;
 	}
 	props->max_dm_size = qhca_dm_size(to_qdev(ibdev));
+	qhca_odp_query_device(to_qdev(ibdev), props);
 	return 0;
 }
 
@@ -401,6 +402,7 @@ int qhca_ib_register(struct qhca_dev *dev)
 	ib_set_device_ops(ibdev, &qhca_dev_ops);
 	qhca_mw_set_ops(dev);
 	qhca_dm_set_ops(dev);
+	qhca_odp_set_ops(dev);
 
 	/*
 	 * An Ethernet port is a RoCE device only with its netdev: ib_core
