@@ -116,6 +116,18 @@ static const QhcaCmdDesc qhca_cmds[] = {
     [QHCA_CMD_SET_QP_AV] = {
         "SET_QP_AV", sizeof(struct qhca_cmd_set_qp_av), 0
     },
+    /* 1.8: on-demand paging (qhca-odp.c) */
+    [QHCA_CMD_ODP_MAP] = { "ODP_MAP", sizeof(struct qhca_cmd_odp_map), 0 },
+    [QHCA_CMD_ODP_UNMAP] = {
+        "ODP_UNMAP", sizeof(struct qhca_cmd_odp_unmap), 0
+    },
+    [QHCA_CMD_QUERY_PAGE_FAULT] = {
+        "QUERY_PAGE_FAULT", sizeof(struct qhca_cmd_query_page_fault),
+        sizeof(struct qhca_page_fault_info)
+    },
+    [QHCA_CMD_RESUME_PAGE_FAULT] = {
+        "RESUME_PAGE_FAULT", sizeof(struct qhca_cmd_resume_page_fault), 0
+    },
 };
 
 typedef union QhcaCmdParams {
@@ -135,6 +147,10 @@ typedef union QhcaCmdParams {
     struct qhca_cmd_inject_fault inject_fault;
     struct qhca_cmd_set_gid set_gid;
     struct qhca_cmd_set_qp_av set_qp_av;
+    struct qhca_cmd_odp_map odp_map;
+    struct qhca_cmd_odp_unmap odp_unmap;
+    struct qhca_cmd_query_page_fault query_page_fault;
+    struct qhca_cmd_resume_page_fault resume_page_fault;
     uint8_t raw[QHCA_AQ_PAYLOAD_SIZE];
 } QhcaCmdParams;
 
@@ -145,6 +161,7 @@ typedef union QhcaCmdResp {
     struct qhca_qp_attr qp;
     struct qhca_counters counters;
     struct qhca_srq_attr srq;
+    struct qhca_page_fault_info page_fault;
 } QhcaCmdResp;
 
 /*
@@ -215,6 +232,7 @@ static uint8_t qhca_exec_query_device(QhcaState *s, const QhcaCmd *cmd,
                                          QHCA_DEV_CAP_FLUSH |
                                          QHCA_DEV_CAP_ATOMIC_WRITE |
                                          QHCA_DEV_CAP_RESIZE_CQ |
+                                         QHCA_DEV_CAP_ON_DEMAND_PAGING |
                                          (p->fault_injection ?
                                           QHCA_DEV_CAP_FAULT_INJECT : 0) |
                                          (p->dm_size ?
@@ -444,6 +462,15 @@ static uint8_t qhca_exec_dispatch(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_set_gid(s, cmd, &in->set_gid);
     case QHCA_CMD_SET_QP_AV:
         return qhca_exec_set_qp_av(s, cmd, &in->set_qp_av);
+    case QHCA_CMD_ODP_MAP:
+        return qhca_odp_map(s, cmd, &in->odp_map);
+    case QHCA_CMD_ODP_UNMAP:
+        return qhca_odp_unmap(s, cmd, &in->odp_unmap);
+    case QHCA_CMD_QUERY_PAGE_FAULT:
+        return qhca_odp_query(s, cmd, &in->query_page_fault,
+                              &out->page_fault);
+    case QHCA_CMD_RESUME_PAGE_FAULT:
+        return qhca_odp_resume(s, cmd, &in->resume_page_fault);
     default:
         g_assert_not_reached();
     }

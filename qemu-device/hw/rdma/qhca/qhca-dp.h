@@ -73,7 +73,43 @@ typedef struct QhcaMr {
     /* 1.7: an MR of device memory, from this offset in BAR 4 */
     bool dm;
     uint64_t dm_offset;
+    /*
+     * 1.8: an on-demand paging MR (qhca-odp.c): its present pages, a
+     * QhcaOdpPage each by page number; absent pages are not in the table.
+     */
+    bool odp;
+    GHashTable *odp_pages;
+    uint32_t index;             /* its handle, for page fault records */
 } QhcaMr;
+
+/*
+ * 1.8: where an access met an absent page of an ODP MR (or, writing, a
+ * page mapped read-only): what a page fault record needs.
+ */
+typedef struct QhcaOdpMiss {
+    uint64_t addr;              /* MR address of the first absent byte */
+    uint32_t length;            /* bytes of the access from there */
+    uint32_t mr_index;
+    uint64_t page;              /* the MR's page that holds addr */
+    bool write;
+} QhcaOdpMiss;
+
+/*
+ * 1.8: a QP's page fault of one kind (enum qhca_page_fault_kind).  While
+ * pending, that side of the QP waits for RESUME_PAGE_FAULT.  After
+ * RESUME FAILED, failed stays set until the access is tried again: if
+ * the same page of the same access (tag: the WQE's SQ index for the
+ * requester, the request's PSN for an RC responder, the receive WQE's
+ * index for a UD or UC receive) is still absent, the access fails instead
+ * of faulting again.
+ */
+typedef struct QhcaOdpFault {
+    bool pending;
+    bool failed;
+    QhcaOdpMiss miss;
+    uint32_t tag;
+    uint32_t psn;               /* responder: the request's */
+} QhcaOdpFault;
 
 /* A memory window (1.2). */
 typedef struct QhcaMw {
@@ -203,6 +239,8 @@ typedef struct QhcaRequester {
     uint8_t retry_left;
     uint8_t rnr_left;
     bool halted;                /* a WQE failed: send nothing more */
+    /* 1.8: a response faulted and was dropped: resume goes back to una */
+    bool odp_rewind;
     uint8_t timer;              /* QHCA_TIMER_* */
     /* The transport timer fired late once: the next expiry counts. */
     bool timer_late;
@@ -255,6 +293,11 @@ typedef struct QhcaResponder {
     bool aeth_pending;
     uint8_t aeth_syndrome;
     uint32_t aeth_psn;
+    /*
+     * 1.8: a READ response met an absent page: answers stop until
+     * RESUME_PAGE_FAULT, then go on from the one that faulted.
+     */
+    bool odp_wait;
 } QhcaResponder;
 
 /*
@@ -346,6 +389,7 @@ typedef struct QhcaQp {
 
     QhcaRequester req;
     QhcaResponder resp;
+    QhcaOdpFault odp[QHCA_PAGE_FAULT_KINDS];   /* 1.8, qhca-odp.c */
 
     uint32_t db_sq_pi;          /* atomic: last DB_SQ index */
     uint32_t db_rq_pi;          /* atomic: last DB_RQ index */

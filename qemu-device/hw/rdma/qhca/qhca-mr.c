@@ -25,6 +25,9 @@ static void qhca_mr_free(QhcaState *s, uint32_t index)
     QhcaMr *mr = s->mr[index];
 
     s->mr_pages -= mr->fast_reg ? mr->max_pages : mr->npages;
+    if (mr->odp) {
+        qhca_odp_mr_free(s, mr);
+    }
     s->pd_refs[mr->pdn]--;
     g_free(mr->pages);
     g_free(mr);
@@ -112,6 +115,41 @@ static bool qhca_mr_read_pbl(QhcaState *s, uint64_t pbl, bool indirect,
     return true;
 }
 
+/*
+ * 1.8: an ODP MR has no page list, only its range (or, implicit, none:
+ * it covers the whole address space) and its page size.
+ */
+static const char *qhca_mr_check_odp(const struct qhca_cmd_reg_mr *p)
+{
+    uint64_t iova = le64_to_cpu(p->iova);
+    uint64_t length = le64_to_cpu(p->length);
+
+    if (!(p->flags & QHCA_MR_F_ODP)) {
+        return "ODP_IMPLICIT without ODP";
+    }
+    if (p->flags & ~(QHCA_MR_F_ODP | QHCA_MR_F_ODP_IMPLICIT)) {
+        return "ODP MR with PHYS, PBL_INDIRECT, FAST_REG or DM";
+    }
+    if (p->pbl_addr || p->npages) {
+        return "ODP MR with a page list";
+    }
+    if (p->page_shift < QHCA_MR_MIN_PAGE_SHIFT ||
+        p->page_shift > QHCA_MR_MAX_PAGE_SHIFT) {
+        return "page_shift out of range";
+    }
+    if (p->flags & QHCA_MR_F_ODP_IMPLICIT) {
+        return iova || length ? "implicit ODP MR with an iova or length"
+                              : NULL;
+    }
+    if (length == 0 || length > QHCA_MAX_MR_SIZE) {
+        return "length out of range";
+    }
+    if (length - 1 > UINT64_MAX - iova) {
+        return "iova + length wraps";
+    }
+    return NULL;
+}
+
 /* The checks of the command's fields that need no table or memory. */
 static const char *qhca_mr_check_params(const struct qhca_cmd_reg_mr *p)
 {
@@ -135,6 +173,9 @@ static const char *qhca_mr_check_params(const struct qhca_cmd_reg_mr *p)
         !(p->access & QHCA_ACCESS_LOCAL_WRITE)) {
         return "remote write or atomic access without local write";
     }
+    if (p->flags & (QHCA_MR_F_ODP | QHCA_MR_F_ODP_IMPLICIT)) {
+        return qhca_mr_check_odp(p);
+    }
     if (p->flags & QHCA_MR_F_FAST_REG) {
         /* Empty until a REG_MR WQE maps it: only its size is given. */
         if (p->flags != QHCA_MR_F_FAST_REG || p->iova || p->length ||
@@ -147,7 +188,9 @@ static const char *qhca_mr_check_params(const struct qhca_cmd_reg_mr *p)
         }
         return NULL;
     }
-    if (length == 0 || length > QHCA_MAX_MR_SIZE) {
+    /* 1.8: a device memory MR may be empty. */
+    if ((length == 0 && !(p->flags & QHCA_MR_F_DM)) ||
+        length > QHCA_MAX_MR_SIZE) {
         return "length out of range";
     }
 
@@ -162,7 +205,7 @@ static const char *qhca_mr_check_params(const struct qhca_cmd_reg_mr *p)
         if (p->access & QHCA_ACCESS_MW_BIND) {
             return "device memory MR with MW_BIND access";
         }
-        if (length - 1 > UINT64_MAX - iova) {
+        if (length && length - 1 > UINT64_MAX - iova) {
             return "iova + length wraps";
         }
         return NULL;
@@ -243,7 +286,8 @@ static const char *qhca_mr_check_dm(QhcaState *s,
     uint64_t offset = le64_to_cpu(p->pbl_addr);
     uint64_t length = le64_to_cpu(p->length);
 
-    if (offset >= s->params.dm_size || length > s->params.dm_size - offset) {
+    /* 1.8: an empty MR may sit at the very end. */
+    if (offset > s->params.dm_size || length > s->params.dm_size - offset) {
         return "device memory MR beyond BAR 4";
     }
     return NULL;
@@ -257,6 +301,7 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
     bool phys = p->flags & QHCA_MR_F_PHYS;
     bool fast_reg = p->flags & QHCA_MR_F_FAST_REG;
     bool dm = p->flags & QHCA_MR_F_DM;
+    bool odp = p->flags & QHCA_MR_F_ODP;
     g_autofree uint64_t *pages = NULL;
     const char *why;
     uint8_t status;
@@ -288,7 +333,7 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
             return qhca_exec_reject(s, cmd, QHCA_AQ_NO_RESOURCES,
                                     "no host memory for the page list");
         }
-    } else if (!phys && !dm) {
+    } else if (!phys && !dm && !odp) {
         status = qhca_mr_load_pages(s, cmd, p, &pages);
         if (status != QHCA_AQ_SUCCESS) {
             return status;
@@ -313,10 +358,22 @@ uint8_t qhca_mr_reg(QhcaState *s, const QhcaCmd *cmd,
     mr->max_pages = fast_reg ? npages : 0;
     mr->dm = dm;
     mr->dm_offset = dm ? le64_to_cpu(p->pbl_addr) : 0;
+    mr->index = *index;
+    if (p->flags & QHCA_MR_F_ODP_IMPLICIT) {
+        mr->length = 1ull << QHCA_ODP_IMPLICIT_VA_BITS;
+    }
+    if (odp) {
+        /* No page yet: each is charged when ODP_MAP makes it present. */
+        qhca_odp_mr_init(mr);
+    }
     s->mr[*index] = mr;
     s->mr_pages += npages;
     s->pd_refs[pdn]++;
-    if (dm) {
+    if (odp) {
+        trace_qhca_mr_reg_odp(*index, mr->key, pdn, mr->iova, mr->length,
+                              mr->page_shift, mr->access,
+                              p->flags & QHCA_MR_F_ODP_IMPLICIT);
+    } else if (dm) {
         trace_qhca_mr_reg_dm(*index, mr->key, pdn, mr->iova, mr->length,
                              mr->dm_offset, mr->access);
     } else {
@@ -406,7 +463,7 @@ uint8_t qhca_mr_rereg(QhcaState *s, const QhcaCmd *cmd,
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_HANDLE, "no such MR");
     }
     mr = s->mr[index];
-    if (mr->phys || mr->fast_reg || mr->dm) {
+    if (mr->phys || mr->fast_reg || mr->dm || mr->odp) {
         return qhca_exec_reject(s, cmd, QHCA_AQ_BAD_PARAM,
                                 "not an MR with a page list");
     }
@@ -501,17 +558,22 @@ QhcaMr *qhca_mr_lookup(QhcaState *s, uint32_t key, uint32_t pdn,
 
 /*
  * Copy between @buf and [addr, addr + len) of @mr, which covers it.  Each
- * piece within one page is one DMA; false if a page left guest RAM.  A
- * device memory MR (1.7) is copied to or from BAR 4 instead.
+ * piece within one page is one DMA; NOT_RAM if a page left guest RAM.  A
+ * device memory MR (1.7) is copied to or from BAR 4 instead; an ODP MR
+ * (1.8) through its present pages, or FAULT (nothing copied, *@miss says
+ * where) if one is absent.
  */
-bool qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
-                  uint32_t len, bool to_mr)
+QhcaMrCopy qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
+                        uint32_t len, bool to_mr, QhcaOdpMiss *miss)
 {
     uint8_t *p = buf;
     uint64_t pgsize, off, gpa, n;
 
     if (len == 0) {
-        return true;
+        return QHCA_MR_COPY_OK;
+    }
+    if (mr->odp) {
+        return qhca_odp_copy(s, mr, addr, buf, len, to_mr, miss);
     }
     if (mr->dm) {
         /* qhca_mr_check_dm() put the MR in BAR 4, lookup the range in it. */
@@ -523,11 +585,12 @@ bool qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
         } else {
             memcpy(p, s->dm + off, len);
         }
-        return true;
+        return QHCA_MR_COPY_OK;
     }
     if (mr->phys) {
-        return to_mr ? qhca_dma_write(s, addr, p, len) :
-                       qhca_dma_read(s, addr, p, len);
+        return (to_mr ? qhca_dma_write(s, addr, p, len) :
+                        qhca_dma_read(s, addr, p, len)) ?
+               QHCA_MR_COPY_OK : QHCA_MR_COPY_NOT_RAM;
     }
 
     pgsize = 1ull << mr->page_shift;
@@ -547,29 +610,34 @@ bool qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
         }
         if (!(to_mr ? qhca_dma_write(s, gpa, p, n) :
                       qhca_dma_read(s, gpa, p, n))) {
-            return false;
+            return QHCA_MR_COPY_NOT_RAM;
         }
         p += n;
         off += n;
         len -= n;
     }
-    return true;
+    return QHCA_MR_COPY_OK;
 }
 
 /*
  * Copy between @buf and the bytes [offset, offset + len) of the message a
  * scatter/gather list describes.  Every piece is checked against its MR
  * with @access.  Returns QHCA_WC_SUCCESS, QHCA_WC_LOC_LEN_ERR when the
- * list is too short, or QHCA_WC_LOC_PROT_ERR.
+ * list is too short, or QHCA_WC_LOC_PROT_ERR; 1.8: QHCA_ODP_FAULT, with
+ * *@miss filled, when a piece meets an absent ODP page (the pieces before
+ * it are copied).  Without @miss such a piece is LOC_PROT_ERR.
  */
 uint8_t qhca_sgl_copy(QhcaState *s, uint32_t pdn, const QhcaSge *sge,
                       unsigned num_sge, uint8_t access, uint64_t offset,
-                      void *buf, uint32_t len, bool to_sgl)
+                      void *buf, uint32_t len, bool to_sgl,
+                      QhcaOdpMiss *miss)
 {
+    QhcaOdpMiss ignored;
     uint8_t *p = buf;
     unsigned i;
 
     for (i = 0; i < num_sge && len; i++) {
+        QhcaMrCopy r = QHCA_MR_COPY_NOT_RAM;
         uint32_t n;
         QhcaMr *mr;
 
@@ -580,8 +648,14 @@ uint8_t qhca_sgl_copy(QhcaState *s, uint32_t pdn, const QhcaSge *sge,
         n = MIN(len, sge[i].length - offset);
         mr = qhca_mr_lookup(s, sge[i].lkey, pdn, sge[i].addr + offset, n,
                             access);
-        if (!mr || !qhca_mr_copy(s, mr, sge[i].addr + offset, p, n,
-                                 to_sgl)) {
+        if (mr) {
+            r = qhca_mr_copy(s, mr, sge[i].addr + offset, p, n, to_sgl,
+                             miss ?: &ignored);
+        }
+        if (r == QHCA_MR_COPY_FAULT && miss) {
+            return QHCA_ODP_FAULT;
+        }
+        if (r != QHCA_MR_COPY_OK) {
             trace_qhca_err_lkey(sge[i].lkey, sge[i].addr + offset, n, access);
             return QHCA_WC_LOC_PROT_ERR;
         }

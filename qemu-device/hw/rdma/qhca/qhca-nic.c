@@ -51,6 +51,7 @@ void qhca_nic_receive(QhcaState *s, const uint8_t *frame, size_t len)
     QhcaQp *qp = qhca_nic_rx_qp(s);
     QhcaRwqe *r;
     uint64_t room = 0;
+    QhcaOdpMiss miss;
     uint8_t status;
     unsigned i;
 
@@ -94,7 +95,16 @@ void qhca_nic_receive(QhcaState *s, const uint8_t *frame, size_t len)
     }
     status = qhca_sgl_copy(s, qp->pdn, r->sge, r->num_sge,
                            QHCA_ACCESS_LOCAL_WRITE, 0, (void *)frame, len,
-                           true);
+                           true, &miss);
+    if (status == QHCA_ODP_FAULT) {
+        /* 1.8: as a UD receive: dropped, the receive WQE kept. */
+        if (qhca_odp_fault(s, qp, QHCA_PAGE_FAULT_RESPONDER, &miss, r->idx,
+                           0)) {
+            qhca_nic_drop(s, qp->qpn, len, "receive buffer page absent");
+            return;
+        }
+        status = QHCA_WC_LOC_PROT_ERR;
+    }
     if (status != QHCA_WC_SUCCESS) {
         trace_qhca_nic_recv_error(qp->qpn, status,
                                   "receive SGE not covered by its lkey");

@@ -103,6 +103,7 @@ void qhca_qp_clear(QhcaQp *qp)
     qp->req.win = win;
     qp->req.win_size = win_size;
     memset(&qp->resp, 0, sizeof(qp->resp));
+    qhca_odp_qp_drop(qp);
     qp->sq_pi = 0;
     qp->sq_next = 0;
     qp->rq_pi = 0;
@@ -455,6 +456,8 @@ void qhca_qp_error(QhcaState *s, QhcaQp *qp, enum qhca_event_type event)
     qp->req.timer = QHCA_TIMER_NONE;
     qp->resp.in_send = false;
     qp->resp.in_write = false;
+    /* 1.8: a page fault waits no more; accesses now fail instead. */
+    qhca_odp_qp_drop(qp);
     /* After its last receive completes, a QP on an SRQ says so. */
     qp->srq_last_wqe = qp->flags & QHCA_QP_F_SRQ;  /* XRC TGT too */
     if (event) {

@@ -18,6 +18,14 @@
  *
  * 1.5: a RAW_ETH QP's send WQE is one whole Ethernet frame, put on the
  * netdev as it is; like a UD message, it is complete once sent.
+ *
+ * 1.8: a local access that meets an absent page of an ODP MR (gathering
+ * a packet's data, scattering a READ response or an atomic's result) is a
+ * page fault (qhca_odp_fault()): the send queue stops there, the packet
+ * is not sent or the response is dropped, and the transport timer does
+ * not count while the QP waits.  RESUME_PAGE_FAULT goes back to una and
+ * sends again from there (go-back-N, as after a sequence NAK), so a READ
+ * whose response was dropped is asked for again.
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
@@ -221,9 +229,43 @@ static void qhca_req_acked(QhcaState *s, QhcaQp *qp, uint32_t upto)
     }
 }
 
-/* Bytes [off, off + len) of the message into @buf. */
+/*
+ * A local access of @w met an absent ODP page: true if the send queue
+ * waits for RESUME_PAGE_FAULT, false if the access fails (LOC_PROT_ERR).
+ */
+static bool qhca_req_odp_wait(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
+                              const QhcaOdpMiss *miss)
+{
+    if (!qhca_odp_fault(s, qp, QHCA_PAGE_FAULT_REQUESTER, miss, w->idx, 0)) {
+        return false;
+    }
+    trace_qhca_odp_wait(qp->qpn, w->first_psn, "requester");
+    return true;
+}
+
+/*
+ * RESUME_PAGE_FAULT of the requester's fault: go on where the send queue
+ * stopped, or, if a READ response or atomic result was dropped, send
+ * again from the oldest unacknowledged PSN, which that one has not passed
+ * (the PSNs after it are duplicates the responder answers again or
+ * acknowledges).
+ */
+void qhca_req_odp_resume(QhcaState *s, QhcaQp *qp)
+{
+    if (qp->req.odp_rewind && qhca_req_outstanding(qp)) {
+        qhca_req_rewind(qp, qp->req.una);
+    }
+    qp->req.odp_rewind = false;
+    qhca_engine_schedule(s, qp);
+}
+
+/*
+ * Bytes [off, off + len) of the message into @buf; QHCA_ODP_FAULT, with
+ * *@miss, at an absent ODP page.
+ */
 static uint8_t qhca_req_gather(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
-                               uint32_t off, uint8_t *buf, uint32_t len)
+                               uint32_t off, uint8_t *buf, uint32_t len,
+                               QhcaOdpMiss *miss)
 {
     uint64_t addr;
 
@@ -239,7 +281,7 @@ static uint8_t qhca_req_gather(QhcaState *s, QhcaQp *qp, QhcaSwqe *w,
         return QHCA_WC_SUCCESS;
     }
     return qhca_sgl_copy(s, qp->pdn, w->sge, w->num_sge, 0, off, buf, len,
-                         false);
+                         false, miss);
 }
 
 /*
@@ -251,10 +293,17 @@ static bool qhca_req_send_frame(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
 {
     QhcaRequester *req = &qp->req;
     uint8_t frame[QHCA_ETH_FRAME_MAX];
+    QhcaOdpMiss miss;
     uint8_t status;
 
     assert(w->length <= sizeof(frame));
-    status = qhca_req_gather(s, qp, w, 0, frame, w->length);
+    status = qhca_req_gather(s, qp, w, 0, frame, w->length, &miss);
+    if (status == QHCA_ODP_FAULT) {
+        if (qhca_req_odp_wait(s, qp, w, &miss)) {
+            return false;
+        }
+        status = QHCA_WC_LOC_PROT_ERR;
+    }
     if (status != QHCA_WC_SUCCESS) {
         qhca_req_fail(s, qp, w, status, "local buffer became invalid");
         req->halted = true;
@@ -330,6 +379,7 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
         uint32_t off = k * mtu;
         bool first = k == 0;
         bool last = k + 1 == w->npkts;
+        QhcaOdpMiss miss;
         uint8_t status;
 
         if (qhca_psn_diff(psn, req->una) >= qhca_req_max_unacked(s)) {
@@ -339,7 +389,16 @@ static bool qhca_req_send_packet(QhcaState *s, QhcaQp *qp, QhcaSwqe *w)
                                qhca_wire_req_opcode(w->info, first, last),
                                qp->dest_qpn, psn);
         pkt->paylen = MIN(mtu, w->length - off);
-        status = qhca_req_gather(s, qp, w, off, pkt->payload, pkt->paylen);
+        status = qhca_req_gather(s, qp, w, off, pkt->payload, pkt->paylen,
+                                 &miss);
+        if (status == QHCA_ODP_FAULT) {
+            if (qhca_req_odp_wait(s, qp, w, &miss)) {
+                /* Not sent: the cursor stays on it. */
+                QSIMPLEQ_INSERT_HEAD(&s->engine.free_pkts, pkt, next);
+                return false;
+            }
+            status = QHCA_WC_LOC_PROT_ERR;
+        }
         if (status != QHCA_WC_SUCCESS) {
             QSIMPLEQ_INSERT_HEAD(&s->engine.free_pkts, pkt, next);
             qhca_req_fail(s, qp, w, status, "local buffer became invalid");
@@ -416,6 +475,7 @@ bool qhca_req_step(QhcaState *s, QhcaQp *qp)
         QhcaSwqe *w;
 
         if (req->halted || req->timer == QHCA_TIMER_RNR ||
+            qp->odp[QHCA_PAGE_FAULT_REQUESTER].pending ||
             qp->state == QHCA_QPS_ERR || !qhca_is_ready(s)) {
             return false;
         }
@@ -511,6 +571,13 @@ void qhca_req_timer(QhcaState *s, QhcaQp *qp)
         !qhca_req_outstanding(qp)) {
         return;
     }
+    /*
+     * 1.8: waiting for the driver to page in is no transport failure.
+     * The resume sends again from una, which arms the timer anew.
+     */
+    if (qp->odp[QHCA_PAGE_FAULT_REQUESTER].pending) {
+        return;
+    }
     w = qhca_req_find(qp, req->una);
     if (!w) {
         return;
@@ -577,6 +644,7 @@ static void qhca_req_read_response(QhcaState *s, QhcaQp *qp,
     uint32_t mtu = qhca_qp_mtu(qp);
     uint32_t k, off, len;
     uint8_t expect, status;
+    QhcaOdpMiss miss;
 
     if (w && (w->info->flags & QHCA_WR_F_READ_ACK) && !w->done) {
         qhca_req_read_ack(s, qp, w, pkt);
@@ -604,8 +672,17 @@ static void qhca_req_read_response(QhcaState *s, QhcaQp *qp,
     }
     status = len ? qhca_sgl_copy(s, qp->pdn, w->sge, w->num_sge,
                                  QHCA_ACCESS_LOCAL_WRITE, off,
-                                 (void *)pkt->payload, len, true)
+                                 (void *)pkt->payload, len, true, &miss)
                  : QHCA_WC_SUCCESS;
+    if (status == QHCA_ODP_FAULT) {
+        if (qhca_req_odp_wait(s, qp, w, &miss)) {
+            /* Dropped: resume asks for it again. */
+            trace_qhca_pkt_drop(qp->qpn, pkt->psn, "READ response faulted");
+            qp->req.odp_rewind = true;
+            return;
+        }
+        status = QHCA_WC_LOC_PROT_ERR;
+    }
     if (status != QHCA_WC_SUCCESS) {
         qhca_req_acked(s, qp, pkt->psn);
         qhca_req_fail(s, qp, w, QHCA_WC_LOC_PROT_ERR,
@@ -626,6 +703,7 @@ static void qhca_req_atomic_ack(QhcaState *s, QhcaQp *qp,
 {
     QhcaSwqe *w = qhca_req_find(qp, pkt->psn);
     uint64_t orig = cpu_to_le64(pkt->orig);
+    QhcaOdpMiss miss;
     uint8_t status;
 
     if (!w || !(w->info->flags & QHCA_WR_F_ATOMIC) || w->done) {
@@ -634,7 +712,15 @@ static void qhca_req_atomic_ack(QhcaState *s, QhcaQp *qp,
     }
     status = qhca_sgl_copy(s, qp->pdn, w->sge, w->num_sge,
                            QHCA_ACCESS_LOCAL_WRITE, 0, &orig, sizeof(orig),
-                           true);
+                           true, &miss);
+    if (status == QHCA_ODP_FAULT) {
+        if (qhca_req_odp_wait(s, qp, w, &miss)) {
+            trace_qhca_pkt_drop(qp->qpn, pkt->psn, "atomic result faulted");
+            qp->req.odp_rewind = true;
+            return;
+        }
+        status = QHCA_WC_LOC_PROT_ERR;
+    }
     if (status != QHCA_WC_SUCCESS) {
         qhca_req_acked(s, qp, pkt->psn);
         qhca_req_fail(s, qp, w, QHCA_WC_LOC_PROT_ERR,

@@ -15,6 +15,13 @@
  * FLUSH and ATOMIC_WRITE are executed once, as an atomic is, and queued
  * with the results: each is answered, in its turn, by an RDMA READ
  * response without data, and a duplicate gets that answer again.
+ *
+ * 1.8: a request whose access meets an absent page of an ODP MR is a page
+ * fault (qhca_odp_fault()): it is answered with an RNR NAK and not
+ * executed (the PSN does not advance, a receive WQE taken for it is kept
+ * for it), and so is every request until RESUME_PAGE_FAULT.  A READ
+ * response that meets one (the page went away after the READ was
+ * accepted) stops the answers until the resume.
  */
 #include "qemu/osdep.h"
 #include "qhca.h"
@@ -83,9 +90,32 @@ static void qhca_resp_rnr(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     qhca_resp_aeth(s, qp, QHCA_AETH_RNR_NAK | qp->min_rnr_timer, pkt->psn);
 }
 
-/* Is a receive WQE posted for @qp?  (UD and UC drop a message if not.) */
+/*
+ * 1.8: an access of @pkt met the absent ODP page @miss says.  True if the
+ * request waits (RNR NAK sent); false if it fails as an access outside
+ * its MR (RESUME FAILED said so, or the QP is in error).
+ */
+static bool qhca_resp_odp_wait(QhcaState *s, QhcaQp *qp,
+                               const QhcaPacket *pkt, const QhcaOdpMiss *miss)
+{
+    if (!qhca_odp_fault(s, qp, QHCA_PAGE_FAULT_RESPONDER, miss, pkt->psn,
+                        pkt->psn)) {
+        return false;
+    }
+    trace_qhca_odp_wait(qp->qpn, pkt->psn, "responder");
+    qhca_resp_rnr(s, qp, pkt);
+    return true;
+}
+
+/*
+ * Is a receive WQE posted for @qp, or one kept that a message faulted in
+ * (1.8)?  (UD and UC drop a message if not.)
+ */
 bool qhca_resp_rwqe_ready(QhcaState *s, QhcaQp *qp)
 {
+    if (qp->resp.have_rwqe) {
+        return true;
+    }
     if (qp->flags & QHCA_QP_F_SRQ) {
         return !qhca_srq_empty(s, qp);
     }
@@ -95,13 +125,18 @@ bool qhca_resp_rwqe_ready(QhcaState *s, QhcaQp *qp)
 /*
  * Take the next receive WQE of @qp, from its RQ or its SRQ.  Returns its
  * status: LOC_QP_OP_ERR if malformed (it is still taken, to be completed
- * with that status), FATAL_ERR if nothing could be taken.
+ * with that status), FATAL_ERR if nothing could be taken.  1.8: one kept
+ * from a message that met an absent ODP page is taken again.
  */
 uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp)
 {
     QhcaResponder *resp = &qp->resp;
     uint8_t status;
 
+    if (resp->have_rwqe) {
+        resp->rcv_off = 0;
+        return QHCA_WC_SUCCESS;
+    }
     if (qp->flags & QHCA_QP_F_SRQ) {
         status = qhca_srq_take(s, qp, &resp->rwqe);
     } else {
@@ -173,13 +208,16 @@ static void qhca_resp_recv_error(QhcaState *s, QhcaQp *qp,
 /*
  * Place the payload of a SEND packet, RC or UC, in the receive WQE taken
  * for its message, where the message has reached (a first packet starts
- * at 0).  SUCCESS, or the status the receive completes with and *@why.
+ * at 0).  SUCCESS, or the status the receive completes with and *@why;
+ * 1.8: QHCA_ODP_FAULT, with *@miss, if a page of the buffer is absent
+ * (the packet is not placed: the message is where it was).
  */
 uint8_t qhca_resp_place_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
-                             const char **why)
+                             const char **why, QhcaOdpMiss *miss)
 {
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
+    bool was_in_send = resp->in_send;
     uint8_t status;
 
     if (f & QHCA_PKT_FIRST) {
@@ -188,7 +226,12 @@ uint8_t qhca_resp_place_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
     }
     status = qhca_sgl_copy(s, qp->pdn, resp->rwqe.sge, resp->rwqe.num_sge,
                            QHCA_ACCESS_LOCAL_WRITE, resp->rcv_off,
-                           (void *)pkt->payload, pkt->paylen, true);
+                           (void *)pkt->payload, pkt->paylen, true, miss);
+    if (status == QHCA_ODP_FAULT) {
+        resp->in_send = was_in_send;
+        *why = "receive buffer page absent";
+        return status;
+    }
     if (status != QHCA_WC_SUCCESS) {
         *why = status == QHCA_WC_LOC_LEN_ERR ?
                "SEND longer than the receive WQE" :
@@ -206,6 +249,7 @@ static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
+    QhcaOdpMiss miss;
     const char *why;
     uint8_t status;
 
@@ -222,7 +266,15 @@ static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         }
     }
 
-    status = qhca_resp_place_send(s, qp, pkt, &why);
+    status = qhca_resp_place_send(s, qp, pkt, &why, &miss);
+    if (status == QHCA_ODP_FAULT) {
+        /* The receive WQE stays taken, for this message when it comes. */
+        if (qhca_resp_odp_wait(s, qp, pkt, &miss)) {
+            return;
+        }
+        status = QHCA_WC_LOC_PROT_ERR;
+        why = "receive SGE not covered by its lkey";
+    }
     if (status != QHCA_WC_SUCCESS) {
         qhca_resp_recv_error(s, qp, pkt, status,
                              status == QHCA_WC_LOC_LEN_ERR ?
@@ -257,13 +309,16 @@ static void qhca_resp_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
  * must allow; every packet is copied through the rkey's MR, looked up
  * again each time, as DEREG_MR takes effect at once.  NULL when it is
  * placed; otherwise why not, with in *@nak what an RC responder answers
- * (UC drops the message instead).
+ * (UC drops the message instead).  1.8: *@nak is QHCA_ODP_FAULT, with
+ * *@miss, if a page of the target is absent; the packet is not placed.
  */
 const char *qhca_resp_place_write(QhcaState *s, QhcaQp *qp,
-                                  const QhcaPacket *pkt, uint8_t *nak)
+                                  const QhcaPacket *pkt, uint8_t *nak,
+                                  QhcaOdpMiss *miss)
 {
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
+    QhcaMrCopy r = QHCA_MR_COPY_NOT_RAM;
     QhcaMr *mr;
 
     if (f & QHCA_PKT_FIRST) {
@@ -296,8 +351,18 @@ const char *qhca_resp_place_write(QhcaState *s, QhcaQp *qp,
 
         mr = qhca_mr_lookup(s, resp->wr_rkey, qp->pdn, va, pkt->paylen,
                             QHCA_ACCESS_REMOTE_WRITE);
-        if (!mr || !qhca_mr_copy(s, mr, va, (void *)pkt->payload,
-                                 pkt->paylen, true)) {
+        if (mr) {
+            r = qhca_mr_copy(s, mr, va, (void *)pkt->payload, pkt->paylen,
+                             true, miss);
+        }
+        if (r == QHCA_MR_COPY_FAULT) {
+            if (f & QHCA_PKT_FIRST) {
+                resp->in_write = false;     /* it starts when it comes */
+            }
+            *nak = QHCA_ODP_FAULT;
+            return "RDMA WRITE target page absent";
+        }
+        if (r != QHCA_MR_COPY_OK) {
             *nak = QHCA_NAK_REM_ACCESS;
             return "RDMA WRITE target became invalid";
         }
@@ -314,6 +379,7 @@ static void qhca_resp_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
     bool imm = (f & QHCA_PKT_IMM) && (f & QHCA_PKT_LAST);
+    QhcaOdpMiss miss;
     const char *why;
     uint8_t status, nak;
 
@@ -323,7 +389,13 @@ static void qhca_resp_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         return;
     }
 
-    why = qhca_resp_place_write(s, qp, pkt, &nak);
+    why = qhca_resp_place_write(s, qp, pkt, &nak, &miss);
+    if (why && nak == QHCA_ODP_FAULT) {
+        if (qhca_resp_odp_wait(s, qp, pkt, &miss)) {
+            return;
+        }
+        nak = QHCA_NAK_REM_ACCESS;
+    }
     if (why) {
         qhca_resp_fatal(s, qp, pkt, nak,
                         nak == QHCA_NAK_REM_ACCESS ? QHCA_EVENT_QP_ACCESS_ERR
@@ -437,10 +509,34 @@ static void qhca_resp_executed(QhcaState *s, QhcaQp *qp,
     qhca_engine_schedule(s, qp);
 }
 
+/*
+ * 1.8: are the pages of [va, va + len) of @mr present (writable for
+ * @write)?  If not, true once the request is answered: with an RNR NAK
+ * while it waits for the page, or failed as an access outside the MR.
+ */
+static bool qhca_resp_odp_absent(QhcaState *s, QhcaQp *qp,
+                                 const QhcaPacket *pkt, QhcaMr *mr,
+                                 uint64_t va, uint64_t len, bool write)
+{
+    QhcaOdpMiss miss;
+
+    if (!mr->odp ||
+        qhca_odp_probe(mr, va, len, write, &miss) == QHCA_MR_COPY_OK) {
+        return false;
+    }
+    if (!qhca_resp_odp_wait(s, qp, pkt, &miss)) {
+        qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
+                        QHCA_EVENT_QP_ACCESS_ERR,
+                        "page still absent after RESUME FAILED");
+    }
+    return true;
+}
+
 static void qhca_resp_read(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
     QhcaResponder *resp = &qp->resp;
     uint32_t mtu = qhca_qp_mtu(qp);
+    QhcaMr *mr = NULL;
     QhcaRdRes *r;
 
     if (!qp->max_dest_rd_atomic || pkt->dma_len > QHCA_MAX_MSG_SIZE) {
@@ -448,10 +544,11 @@ static void qhca_resp_read(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
                         "RDMA READ not allowed or too long");
         return;
     }
-    if (!(qp->access & QHCA_ACCESS_REMOTE_READ) ||
-        (pkt->dma_len &&
-         !qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, pkt->dma_len,
-                         QHCA_ACCESS_REMOTE_READ))) {
+    if (pkt->dma_len) {
+        mr = qhca_mr_lookup(s, pkt->rkey, qp->pdn, pkt->va, pkt->dma_len,
+                            QHCA_ACCESS_REMOTE_READ);
+    }
+    if (!(qp->access & QHCA_ACCESS_REMOTE_READ) || (pkt->dma_len && !mr)) {
         qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
                         QHCA_EVENT_QP_ACCESS_ERR,
                         "RDMA READ not allowed by the QP or rkey");
@@ -460,6 +557,11 @@ static void qhca_resp_read(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     if (!qhca_resp_res_room(qp)) {
         qhca_resp_fatal(s, qp, pkt, QHCA_NAK_INV_REQ, QHCA_EVENT_QP_REQ_ERR,
                         "more READs and atomics than the responder holds");
+        return;
+    }
+    /* Accepted only with every page there; an answer meeting one gone waits. */
+    if (mr && qhca_resp_odp_absent(s, qp, pkt, mr, pkt->va, pkt->dma_len,
+                                   false)) {
         return;
     }
     r = qhca_resp_new_res(qp);
@@ -493,11 +595,16 @@ static void qhca_resp_atomic(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         return;
     }
 
+    /* 1.8: it reads and writes: both need the page, writable. */
+    if (qhca_resp_odp_absent(s, qp, pkt, mr, pkt->va, sizeof(val), true)) {
+        return;
+    }
     /*
      * The engine is one thread under the device lock: this read-modify-
      * write is atomic with respect to every other atomic of the device.
      */
-    if (!qhca_mr_copy(s, mr, pkt->va, &val, sizeof(val), false)) {
+    if (qhca_mr_copy(s, mr, pkt->va, &val, sizeof(val), false, NULL) !=
+        QHCA_MR_COPY_OK) {
         qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
                         QHCA_EVENT_QP_ACCESS_ERR, "atomic target not in RAM");
         return;
@@ -509,7 +616,8 @@ static void qhca_resp_atomic(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         val = cpu_to_le64(orig + pkt->swap_add);
     }
     if (le64_to_cpu(val) != orig &&
-        !qhca_mr_copy(s, mr, pkt->va, &val, sizeof(val), true)) {
+        qhca_mr_copy(s, mr, pkt->va, &val, sizeof(val), true, NULL) !=
+        QHCA_MR_COPY_OK) {
         qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
                         QHCA_EVENT_QP_ACCESS_ERR, "atomic target not in RAM");
         return;
@@ -536,6 +644,7 @@ static void qhca_resp_flush(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     uint8_t level = pkt->feth & QHCA_FLUSH_LEVEL;
     uint64_t va = pkt->va, len = pkt->dma_len;
     uint8_t access = 0;
+    QhcaMr *mr;
 
     if (qp->type != QHCA_QPT_RC || !qp->max_dest_rd_atomic ||
         (pkt->feth & ~(uint32_t)(QHCA_FLUSH_TYPE | QHCA_FLUSH_LEVEL)) ||
@@ -556,8 +665,13 @@ static void qhca_resp_flush(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
         va = qhca_resp_mr_start(s, pkt->rkey);
         len = 0;
     }
-    if (!qhca_resp_target(s, qp, pkt, va, len, access,
-                          "FLUSH not allowed by the QP or rkey")) {
+    mr = qhca_resp_target(s, qp, pkt, va, len, access,
+                          "FLUSH not allowed by the QP or rkey");
+    if (!mr) {
+        return;
+    }
+    /* 1.8: the range of an ODP MR must be there, as for a READ. */
+    if (qhca_resp_odp_absent(s, qp, pkt, mr, va, len, false)) {
         return;
     }
     /* The placed writes before the answer, for every guest CPU. */
@@ -591,8 +705,12 @@ static void qhca_resp_atomic_write(QhcaState *s, QhcaQp *qp,
     if (!mr) {
         return;
     }
+    if (qhca_resp_odp_absent(s, qp, pkt, mr, pkt->va, sizeof(val), true)) {
+        return;
+    }
     memcpy(&val, pkt->payload, sizeof(val));
-    if (!qhca_mr_copy(s, mr, pkt->va, &val, sizeof(val), true)) {
+    if (qhca_mr_copy(s, mr, pkt->va, &val, sizeof(val), true, NULL) !=
+        QHCA_MR_COPY_OK) {
         qhca_resp_fatal(s, qp, pkt, QHCA_NAK_REM_ACCESS,
                         QHCA_EVENT_QP_ACCESS_ERR,
                         "ATOMIC_WRITE target not in RAM");
@@ -688,6 +806,13 @@ void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     }
     resp->nak_sent = false;
 
+    /* 1.8: nothing is executed while a page fault waits for its resume. */
+    if (qp->odp[QHCA_PAGE_FAULT_RESPONDER].pending) {
+        trace_qhca_odp_wait(qp->qpn, pkt->psn, "responder, fault pending");
+        qhca_resp_rnr(s, qp, pkt);
+        return;
+    }
+
     if (qp->type == QHCA_QPT_XRC_TGT) {
         const char *why;
 
@@ -731,14 +856,20 @@ void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
     }
 }
 
-/* Build the response packet for the next answer in the queue. */
-static bool qhca_resp_answer(QhcaState *s, QhcaQp *qp, QhcaRdRes *r)
+/*
+ * Build the response packet for the next answer in the queue.  NOT_RAM
+ * if its source is no longer readable; 1.8: FAULT, with *@miss, if a page
+ * of it is absent.
+ */
+static QhcaMrCopy qhca_resp_answer(QhcaState *s, QhcaQp *qp, QhcaRdRes *r,
+                                   QhcaOdpMiss *miss)
 {
     QhcaResponder *resp = &qp->resp;
     uint32_t mtu = qhca_qp_mtu(qp);
     uint32_t k = r->next;
     uint32_t off = k * mtu;
     uint32_t len = MIN(mtu, r->length - MIN(off, r->length));
+    QhcaMrCopy copied = QHCA_MR_COPY_NOT_RAM;
     uint8_t opcode;
     QhcaPacket *pkt;
     QhcaMr *mr;
@@ -751,7 +882,7 @@ static bool qhca_resp_answer(QhcaState *s, QhcaQp *qp, QhcaRdRes *r)
         pkt->orig = r->orig;
         qhca_wire_send(s, pkt);
         r->next = 1;
-        return true;
+        return QHCA_MR_COPY_OK;
     }
 
     opcode = qhca_wire_read_resp_opcode(k, r->npkts);
@@ -766,15 +897,18 @@ static bool qhca_resp_answer(QhcaState *s, QhcaQp *qp, QhcaRdRes *r)
         /* Looked up again: DEREG_MR takes effect at once. */
         mr = qhca_mr_lookup(s, r->rkey, qp->pdn, r->va + off, len,
                             QHCA_ACCESS_REMOTE_READ);
-        if (!mr || !qhca_mr_copy(s, mr, r->va + off, pkt->payload, len,
-                                 false)) {
+        if (mr) {
+            copied = qhca_mr_copy(s, mr, r->va + off, pkt->payload, len,
+                                  false, miss);
+        }
+        if (copied != QHCA_MR_COPY_OK) {
             QSIMPLEQ_INSERT_HEAD(&s->engine.free_pkts, pkt, next);
-            return false;
+            return copied;
         }
     }
     qhca_wire_send(s, pkt);
     r->next++;
-    return true;
+    return QHCA_MR_COPY_OK;
 }
 
 /*
@@ -792,13 +926,23 @@ bool qhca_resp_step(QhcaState *s, QhcaQp *qp)
 
     while (resp->res_send != resp->res_tail && budget--) {
         QhcaRdRes *r = &resp->res[resp->res_send % QHCA_MAX_RD_ATOMIC];
+        uint32_t psn = qhca_psn_add(r->psn, r->next);
+        QhcaOdpMiss miss;
+        QhcaMrCopy copied;
 
-        if (qhca_wire_tx_blocked(s, qp)) {
+        if (resp->odp_wait || qhca_wire_tx_blocked(s, qp)) {
             return false;
         }
-        if (!qhca_resp_answer(s, qp, r)) {
-            uint32_t psn = qhca_psn_add(r->psn, r->next);
-
+        copied = qhca_resp_answer(s, qp, r, &miss);
+        if (copied == QHCA_MR_COPY_FAULT &&
+            qhca_odp_fault(s, qp, QHCA_PAGE_FAULT_RESPONDER, &miss, psn,
+                           psn)) {
+            /* RESUME_PAGE_FAULT goes on from this response. */
+            trace_qhca_odp_wait(qp->qpn, psn, "READ response");
+            resp->odp_wait = true;
+            return false;
+        }
+        if (copied != QHCA_MR_COPY_OK) {
             trace_qhca_err_resp(qp->qpn, psn, QHCA_NAK_REM_ACCESS,
                                 "RDMA READ source became invalid");
             resp->res_send = resp->res_tail;

@@ -156,6 +156,7 @@ static void qhca_ud_receive_one(QhcaState *s, QhcaQp *qp,
     uint8_t grh[QHCA_UD_GRH_SIZE];
     uint8_t gid[16];
     uint64_t room = 0;
+    QhcaOdpMiss miss;
     uint8_t status;
     unsigned i;
 
@@ -221,12 +222,22 @@ static void qhca_ud_receive_one(QhcaState *s, QhcaQp *qp,
         }
         status = qhca_sgl_copy(s, qp->pdn, r->sge, r->num_sge,
                                QHCA_ACCESS_LOCAL_WRITE, 0, grh, sizeof(grh),
-                               true);
+                               true, &miss);
     }
     if (status == QHCA_WC_SUCCESS && pkt->paylen) {
         status = qhca_sgl_copy(s, qp->pdn, r->sge, r->num_sge,
                                QHCA_ACCESS_LOCAL_WRITE, QHCA_UD_GRH_SIZE,
-                               (void *)pkt->payload, pkt->paylen, true);
+                               (void *)pkt->payload, pkt->paylen, true, &miss);
+    }
+    if (status == QHCA_ODP_FAULT) {
+        /* 1.8: dropped; the receive WQE is kept for the next message. */
+        if (qhca_odp_fault(s, qp, QHCA_PAGE_FAULT_RESPONDER, &miss, r->idx,
+                           pkt->psn)) {
+            qhca_xport_drop(s, qp, pkt, QHCA_CNT_RX_DROPS,
+                            "receive buffer page absent");
+            return;
+        }
+        status = QHCA_WC_LOC_PROT_ERR;
     }
     if (status != QHCA_WC_SUCCESS) {
         qhca_xport_recv_error(s, qp, pkt, status,
@@ -297,13 +308,24 @@ static void qhca_uc_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
+    QhcaOdpMiss miss;
     const char *why;
     uint8_t status;
 
     if ((f & QHCA_PKT_FIRST) && !qhca_uc_rwqe(s, qp, pkt, "no receive WQE")) {
         return;
     }
-    status = qhca_resp_place_send(s, qp, pkt, &why);
+    status = qhca_resp_place_send(s, qp, pkt, &why, &miss);
+    if (status == QHCA_ODP_FAULT) {
+        /* 1.8: the message is dropped, its receive WQE kept. */
+        if (qhca_odp_fault(s, qp, QHCA_PAGE_FAULT_RESPONDER, &miss,
+                           resp->rwqe.idx, pkt->psn)) {
+            qhca_uc_drop_msg(s, qp, pkt, why);
+            return;
+        }
+        status = QHCA_WC_LOC_PROT_ERR;
+        why = "receive SGE not covered by its lkey";
+    }
     if (status != QHCA_WC_SUCCESS) {
         qhca_xport_recv_error(s, qp, pkt, status, why);
         return;
@@ -319,10 +341,18 @@ static void qhca_uc_write(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt)
 {
     QhcaResponder *resp = &qp->resp;
     uint16_t f = qhca_pkt_flags(pkt->opcode);
+    QhcaOdpMiss miss;
     const char *why;
     uint8_t nak;
 
-    why = qhca_resp_place_write(s, qp, pkt, &nak);
+    why = qhca_resp_place_write(s, qp, pkt, &nak, &miss);
+    if (why && nak == QHCA_ODP_FAULT) {
+        /*
+         * 1.8: recorded, and dropped as any message UC cannot place,
+         * after RESUME FAILED too (tag 0: the next message is the retry).
+         */
+        qhca_odp_fault(s, qp, QHCA_PAGE_FAULT_RESPONDER, &miss, 0, pkt->psn);
+    }
     if (why) {
         qhca_uc_drop_msg(s, qp, pkt, why);
         return;

@@ -322,8 +322,43 @@ uint8_t qhca_mr_rereg(QhcaState *s, const QhcaCmd *cmd,
 uint8_t qhca_mr_dereg(QhcaState *s, const QhcaCmd *cmd, uint32_t index);
 QhcaMr *qhca_mr_lookup(QhcaState *s, uint32_t key, uint32_t pdn,
                        uint64_t addr, uint64_t len, uint8_t access);
-bool qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
-                  uint32_t len, bool to_mr);
+
+/* What qhca_mr_copy() did. */
+typedef enum QhcaMrCopy {
+    QHCA_MR_COPY_OK,
+    QHCA_MR_COPY_NOT_RAM,       /* a page left guest RAM */
+    QHCA_MR_COPY_FAULT,         /* 1.8: an ODP page is absent */
+} QhcaMrCopy;
+
+QhcaMrCopy qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
+                        uint32_t len, bool to_mr, QhcaOdpMiss *miss);
+
+/*
+ * 1.8: not a completion status nor a NAK code, never given to the guest:
+ * qhca_sgl_copy() and the responder's helpers say with it that an access
+ * met an absent ODP page (the QhcaOdpMiss says where).
+ */
+#define QHCA_ODP_FAULT          0xff
+
+/* qhca-odp.c (1.8) */
+void qhca_odp_mr_init(QhcaMr *mr);
+void qhca_odp_mr_free(QhcaState *s, QhcaMr *mr);
+QhcaMrCopy qhca_odp_probe(QhcaMr *mr, uint64_t addr, uint64_t len,
+                          bool write, QhcaOdpMiss *miss);
+QhcaMrCopy qhca_odp_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
+                         uint32_t len, bool to_mr, QhcaOdpMiss *miss);
+uint8_t qhca_odp_map(QhcaState *s, const QhcaCmd *cmd,
+                     const struct qhca_cmd_odp_map *p);
+uint8_t qhca_odp_unmap(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_odp_unmap *p);
+uint8_t qhca_odp_query(QhcaState *s, const QhcaCmd *cmd,
+                       const struct qhca_cmd_query_page_fault *p,
+                       struct qhca_page_fault_info *info);
+uint8_t qhca_odp_resume(QhcaState *s, const QhcaCmd *cmd,
+                        const struct qhca_cmd_resume_page_fault *p);
+bool qhca_odp_fault(QhcaState *s, QhcaQp *qp, enum qhca_page_fault_kind kind,
+                    const QhcaOdpMiss *miss, uint32_t tag, uint32_t psn);
+void qhca_odp_qp_drop(QhcaQp *qp);
 /* qhca-mw.c */
 void qhca_mw_init(QhcaState *s);
 void qhca_mw_fini(QhcaState *s);
@@ -339,7 +374,8 @@ bool qhca_invalidate(QhcaState *s, uint32_t pdn, uint32_t key);
 
 uint8_t qhca_sgl_copy(QhcaState *s, uint32_t pdn, const QhcaSge *sge,
                       unsigned num_sge, uint8_t access, uint64_t offset,
-                      void *buf, uint32_t len, bool to_sgl);
+                      void *buf, uint32_t len, bool to_sgl,
+                      QhcaOdpMiss *miss);
 
 /* qhca-cq.c */
 void qhca_cq_init(QhcaState *s);
@@ -482,6 +518,7 @@ void qhca_fault_backend_link(QhcaState *s, bool up);
 bool qhca_req_step(QhcaState *s, QhcaQp *qp);
 void qhca_req_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 void qhca_req_timer(QhcaState *s, QhcaQp *qp);
+void qhca_req_odp_resume(QhcaState *s, QhcaQp *qp);
 
 /* qhca-ud.c: UD and UC */
 void qhca_xport_fill_packet(QhcaState *s, QhcaQp *qp, const QhcaSwqe *w,
@@ -504,9 +541,10 @@ void qhca_resp_receive(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt);
 bool qhca_resp_rwqe_ready(QhcaState *s, QhcaQp *qp);
 uint8_t qhca_resp_take_rwqe(QhcaState *s, QhcaQp *qp);
 uint8_t qhca_resp_place_send(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
-                             const char **why);
+                             const char **why, QhcaOdpMiss *miss);
 const char *qhca_resp_place_write(QhcaState *s, QhcaQp *qp,
-                                  const QhcaPacket *pkt, uint8_t *nak);
+                                  const QhcaPacket *pkt, uint8_t *nak,
+                                  QhcaOdpMiss *miss);
 bool qhca_resp_complete(QhcaState *s, QhcaQp *qp, uint8_t opcode,
                         uint8_t status, uint32_t byte_len,
                         const QhcaPacket *pkt);
