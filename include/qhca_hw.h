@@ -766,7 +766,9 @@ QHCA_ASSERT_SIZE(qhca_cmd_odp_unmap, 24);
  *     ATOMIC_WRITE data, or a SEND's receive WQE buffer).  RC and XRC
  *     answer the request with an RNR NAK (the QP's min_rnr_timer), so the
  *     requester sends it again later; UD and UC drop the message (counted
- *     in RX_DROPS).
+ *     in RX_DROPS).  A READ's pages are checked when it arrives; if one
+ *     is unmapped after that, the READ response that meets it is the
+ *     fault (psn: that response's) and the responses wait for the resume.
  * QUERY_PAGE_FAULT (payload qpn) returns struct qhca_page_fault_info for
  * both kinds; BAD_HANDLE if no such QP.  The driver maps the pages
  * (ODP_MAP) and then RESUME_PAGE_FAULT names the QP and kind:
