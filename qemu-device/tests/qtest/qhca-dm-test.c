@@ -183,8 +183,10 @@ static void test_bad_reg(void)
     c = dmt_reg(d);
     c.length = cpu_to_le64(UINT64_MAX);
     dmt_refused(d, &c);
+    /* 1.8: length 0 is an MR, but not beyond BAR 4 (qhca-odp-test). */
     c = dmt_reg(d);
     c.length = 0;
+    c.pbl_addr = cpu_to_le64(DM_DEFAULT_SIZE + 1);
     dmt_refused(d, &c);
     /* iova + length wraps. */
     c = dmt_reg(d);
