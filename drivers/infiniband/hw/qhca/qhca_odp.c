@@ -642,11 +642,15 @@ static int qhca_advise_mr(struct ib_pd *pd,
 						sg_list[i].lkey));
 		if (!omr)
 			return -ENOENT;
-		/* The caller's own ODP MR, by its current key. */
-		if (omr->mr->ibmr.lkey != sg_list[i].lkey ||
-		    omr->mr->ibmr.pd != pd ||
-		    (write && !omr->umem->umem.writable))
+		/*
+		 * An ODP MR by its current key (else ENOENT), the caller's
+		 * own and writable for PREFETCH_WRITE (else EPERM), as mlx5.
+		 */
+		if (omr->mr->ibmr.lkey != sg_list[i].lkey)
 			err = -ENOENT;
+		else if (omr->mr->ibmr.pd != pd ||
+			 (write && !omr->umem->umem.writable))
+			err = -EPERM;
 		else
 			err = qhca_odp_map_range(omr, sg_list[i].addr,
 						 sg_list[i].length, write,
