@@ -413,6 +413,12 @@ static int qhca_qp_attr_to_cmd(struct qhca_dev *dev, struct qhca_qp *qp,
 		if (le32_to_cpu(dev->attr.device_cap_flags) & QHCA_DEV_CAP_FLUSH)
 			known |= IB_ACCESS_FLUSH_GLOBAL |
 				 IB_ACCESS_FLUSH_PERSISTENT;
+		/*
+		 * ON_DEMAND is an MR's, which users give their QPs too
+		 * (rdma-core's test_odp does): as mlx5, it changes nothing.
+		 */
+		if (dev->odp)
+			known |= IB_ACCESS_ON_DEMAND;
 		if (attr->qp_access_flags & ~known)
 			return -EOPNOTSUPP;
 		/* Local write is a property of MRs, not of the QP. */
