@@ -78,7 +78,11 @@ bool qhca_xrc_resp_select(QhcaState *s, QhcaQp *qp, const QhcaPacket *pkt,
         *why = "XRCETH names an SRQ of another XRC domain";
         return false;
     }
-    if (in_msg && srqn != qp->srqn) {
+    /*
+     * 1.8: a receive WQE kept from a message that met an absent ODP page
+     * belongs to that message, and so to its SRQ.
+     */
+    if ((in_msg || qp->resp.have_rwqe) && srqn != qp->srqn) {
         *why = "XRCETH changes SRQ within a message";
         return false;
     }
