@@ -40,7 +40,9 @@
  * qhca-fuzz-verbs.c adds XRC, memory windows, fast registration,
  * multicast and whole working configurations with traffic through them,
  * qhca-fuzz-faults.c INJECT_FAULT, the link-up property and the virtual
- * clock.  Half of the seeds run with MSI-X enabled (vectors masked).
+ * clock, qhca-fuzz-odp.c on-demand paging (1.8: ODP MRs, ODP_MAP and
+ * ODP_UNMAP, page faults answered, failed or left pending).  Half of the
+ * seeds run with MSI-X enabled (vectors masked).
  *
  * With --net mix (the default) every third seed, with --net eth every
  * seed, puts the port on a socket netdev whose other end the fuzzer
@@ -395,6 +397,7 @@ void fz_resync(Fz *f)
     f->qp_live[0] = f->qp_live[1] = true;
     fz_dm_resync(f);
     fzv_resynced(f);
+    fzo_resynced(f);
 }
 
 int fz_slot(Fz *f, const bool *live, int n, bool want_live)
@@ -950,6 +953,10 @@ struct qhca_sge fz_sge(Fz *f)
             .lkey = cpu_to_le32(f->dm_key),
         };
     }
+    if ((f->odp_key || f->odp_imp_key) && fz_chance(f, 8)) {
+        /* 1.8: bytes of an ODP MR, present or not. */
+        return fzo_sge(f);
+    }
     if (fz_chance(f, 60)) {
         /* A good one: scratch RAM under the physical MR. */
         return (struct qhca_sge) {
@@ -976,6 +983,8 @@ void fz_send(Fz *f)
     unsigned n, j, room;
     uint64_t slot;
     uint16_t pi;
+    uint64_t odp_addr;
+    uint32_t odp_rkey;
 
     if (i < 0) {
         return;
@@ -1000,6 +1009,10 @@ void fz_send(Fz *f)
         /* 1.7: the device memory MR; 8-byte aligned for atomics. */
         w->remote_addr = cpu_to_le64(fz_dm_addr(f, 8) & ~7ull);
         w->rkey = cpu_to_le32(f->dm_key);
+    } else if (fz_chance(f, 8) && fzo_remote(f, &odp_addr, &odp_rkey)) {
+        /* 1.8: an ODP MR: the responder's page faults. */
+        w->remote_addr = cpu_to_le64(odp_addr);
+        w->rkey = cpu_to_le32(odp_rkey);
     } else if (fz_chance(f, 60)) {
         w->remote_addr = cpu_to_le64(f->scratch + FZ_SCRATCH / 2 +
                                      8 * fz_below(f, FZ_SCRATCH / 32));
@@ -1377,6 +1390,10 @@ static void fz_run(uint32_t seed, uint64_t steps, const char *trace,
         { "memop", fzv_memop, 8 },
         { "fault", fzv_fault, 4 },
         { "clock", fzv_clock, 4 },
+        /* qhca-fuzz-odp.c */
+        { "odp", fzo_cmd, 6 },
+        { "odp-answer", fzo_answer, 6 },
+        { "odp-traffic", fzo_traffic, 6 },
         /* qhca-fuzz-verbs.c: the rest of the Ethernet segment */
         { "eth-frame", fze_frame, 24, true },
         { "eth-answer", fze_answer, 8, true },

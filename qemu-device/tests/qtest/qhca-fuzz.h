@@ -4,7 +4,8 @@
  * qhca-fuzz.c (the driver of runs, the base grammar: commands, WQEs,
  * doorbells, registers), qhca-fuzz-verbs.c (the grammar of XRC, memory
  * windows, fast registration, multicast and SRQ scenarios) and
- * qhca-fuzz-faults.c (fault injection, the link, the virtual clock).
+ * qhca-fuzz-faults.c (fault injection, the link, the virtual clock) and
+ * qhca-fuzz-odp.c (on-demand paging, 1.8).
  * With the Ethernet port (1.5), qhca-fuzz-verbs.c also plays the rest of
  * the segment: frames in, frames out (FzEth).
  */
@@ -82,6 +83,13 @@ typedef struct Fz {
     uint32_t dm_key;
     uint64_t dm_off, dm_len;
 
+    /*
+     * 1.8: the run's explicit and implicit ODP MRs (qhca-fuzz-odp.c), 0
+     * when the device has no on-demand paging or the grammar dropped them.
+     */
+    uint32_t odp_key;
+    uint32_t odp_imp_key;
+
     /* The run's port is Ethernet: qhca-fuzz-verbs.c's model of the wire. */
     FzEth *eth;
 } Fz;
@@ -133,6 +141,14 @@ void fze_answer(Fz *f);
 void fze_storm(Fz *f);
 void fze_stall(Fz *f);
 void fze_cmd(Fz *f);
+
+/* qhca-fuzz-odp.c */
+void fzo_resynced(Fz *f);
+struct qhca_sge fzo_sge(Fz *f);
+bool fzo_remote(Fz *f, uint64_t *addr, uint32_t *rkey);
+void fzo_answer(Fz *f);
+void fzo_traffic(Fz *f);
+void fzo_cmd(Fz *f);
 
 /* qhca-fuzz-faults.c */
 void fzv_resynced(Fz *f);
