@@ -2133,6 +2133,212 @@ static void test_eth_zero_length_frame(void)
     qhca_stop(e.t);
 }
 
+/* ------------------------------------------------------------------ */
+/* On-demand paging (1.8)                                              */
+
+static uint8_t hx_odp_map(QhcaTest *t, uint32_t index, uint64_t first,
+                          uint64_t pbl, uint32_t npages)
+{
+    struct qhca_cmd_odp_map c = {
+        .first_page = cpu_to_le64(first),
+        .pbl_addr = cpu_to_le64(pbl),
+        .index = cpu_to_le32(index),
+        .npages = cpu_to_le32(npages),
+    };
+
+    return qt_cmd(t, QHCA_CMD_ODP_MAP, &c, sizeof(c), NULL);
+}
+
+static uint8_t hx_odp_unmap(QhcaTest *t, uint32_t index, uint64_t first,
+                            uint64_t npages)
+{
+    struct qhca_cmd_odp_unmap c = {
+        .first_page = cpu_to_le64(first),
+        .npages = cpu_to_le64(npages),
+        .index = cpu_to_le32(index),
+    };
+
+    return qt_cmd(t, QHCA_CMD_ODP_UNMAP, &c, sizeof(c), NULL);
+}
+
+static uint32_t hx_odp_mr(HxPair *p, uint64_t iova, uint64_t length,
+                          uint8_t flags)
+{
+    struct qhca_cmd_reg_mr c = {
+        .iova = cpu_to_le64(iova),
+        .length = cpu_to_le64(length),
+        .pdn = cpu_to_le32(p->h.pdn),
+        .access = QHCA_ACCESS_LOCAL_WRITE | QHCA_ACCESS_REMOTE_WRITE |
+                  QHCA_ACCESS_REMOTE_READ,
+        .page_shift = 12,
+        .flags = QHCA_MR_F_ODP | flags,
+    };
+    uint32_t index;
+
+    g_assert_cmpuint(qt_cmd(p->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_SUCCESS);
+    return index;
+}
+
+/*
+ * ODP's guest-controlled counts, addresses and states: page numbers and
+ * counts that wrap or would make the device loop for 2^64 pages, page
+ * lists and pages on the BARs or past 2^64, responses where they cannot
+ * go, and faults nobody resumes (only their QP waits; the EQ that gets
+ * their events overflows as any EQ does).
+ */
+static void test_odp(void)
+{
+    const uint64_t rw = QHCA_ODP_PAGE_READ | QHCA_ODP_PAGE_WRITE;
+    HxPair p;
+    QhcaTest *t;
+    uint64_t pbl, pages, errors = 0, bad_pbl[5], bad_page[5];
+    uint32_t index, imp, i;
+    struct qhca_cmd_query_page_fault q;
+    struct qhca_aq_sqe sqe;
+    struct qhca_sq_wqe w = {
+        .opcode = QHCA_WR_RDMA_WRITE,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .num_sge = 1,
+    };
+    struct qhca_sge sge;
+    QhcaEq eq;
+    QhcaCq cq_c;
+    QhcaQp c, d;
+    gint64 t0;
+
+    hx_pair(&p);
+    t = p.t;
+    pbl = guest_alloc(&t->alloc, QHCA_ODP_MAP_MAX_PAGES * 8);
+    pages = ROUND_UP(guest_alloc(&t->alloc, 65 * 4096), 4096);
+    index = hx_odp_mr(&p, 0x10000, 64 * 4096, 0);
+    imp = hx_odp_mr(&p, 0, 0, QHCA_MR_F_ODP_IMPLICIT);
+    for (i = 0; i < QHCA_ODP_MAP_MAX_PAGES; i++) {
+        qtest_writeq(t->qts, pbl + 8 * i,
+                     cpu_to_le64((pages + 4096 * (i % 64)) | rw));
+    }
+
+    /* Counts: npages beyond 512, and page numbers that wrap. */
+    g_assert_cmpuint(hx_odp_map(t, index, 0, pbl, 0xffffffff), ==,
+                     QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(hx_odp_map(t, imp, UINT64_MAX - 1, pbl, 4), ==,
+                     QHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(hx_odp_map(t, index, UINT64_MAX, pbl, 2), ==,
+                     QHCA_AQ_BAD_PARAM);
+    errors += 3;
+    /* The page list on a BAR, wrapping, far away: nothing read. */
+    bad_pbl[0] = t->bar0.addr;
+    bad_pbl[1] = t->bar0.addr + QHCA_MSIX_TABLE_OFFSET;
+    bad_pbl[2] = t->bar2.addr;
+    bad_pbl[3] = HX_WRAP_ADDR;
+    bad_pbl[4] = HX_FAR_ADDR;
+    for (i = 0; i < ARRAY_SIZE(bad_pbl); i++) {
+        g_assert_cmpuint(hx_odp_map(t, index, 0, bad_pbl[i], 16), ==,
+                         QHCA_AQ_BAD_ADDRESS);
+        errors++;
+    }
+    /* Pages on a BAR, past RAM, wrapping: refused, nothing mapped. */
+    bad_page[0] = t->bar0.addr;
+    bad_page[1] = t->bar2.addr;
+    bad_page[2] = RAM_END;
+    bad_page[3] = 0xfffffffffffff000ull;
+    bad_page[4] = HX_FAR_ADDR;
+    for (i = 0; i < ARRAY_SIZE(bad_page); i++) {
+        qtest_writeq(t->qts, pbl + 8 * 7, cpu_to_le64(bad_page[i] | rw));
+        g_assert_cmpuint(hx_odp_map(t, index, 0, pbl, 8), ==,
+                         QHCA_AQ_BAD_PARAM);
+        errors++;
+    }
+    g_assert_cmpuint(qt_counter(t, QHCA_CNT_ODP_PAGES_MAPPED), ==, 0);
+    qtest_writeq(t->qts, pbl + 8 * 7, cpu_to_le64((pages + 7 * 4096) | rw));
+    hx_assert_errors(t, errors);
+
+    /*
+     * All 2^64 pages unmapped, from the first and from anywhere, of both
+     * MRs with pages present: at once, not page by page.
+     */
+    g_assert_cmpuint(hx_odp_map(t, index, 0, pbl, 64), ==, QHCA_AQ_SUCCESS);
+    for (i = 0; i < 8; i++) {
+        g_assert_cmpuint(hx_odp_map(t, imp, (uint64_t)i << 40, pbl,
+                                    QHCA_ODP_MAP_MAX_PAGES), ==,
+                         QHCA_AQ_SUCCESS);
+    }
+    t0 = g_get_monotonic_time();
+    g_assert_cmpuint(hx_odp_unmap(t, index, 0, UINT64_MAX), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_odp_unmap(t, imp, 1, UINT64_MAX), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_odp_unmap(t, imp, UINT64_MAX, UINT64_MAX), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_odp_unmap(t, imp, 0, UINT64_MAX), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
+    hx_assert_errors(t, errors);
+
+    /* QUERY_PAGE_FAULT's response: too short, or outside RAM. */
+    q = (struct qhca_cmd_query_page_fault) { .qpn = cpu_to_le32(p.a.qpn) };
+    sqe = (struct qhca_aq_sqe) {
+        .opcode = cpu_to_le16(QHCA_CMD_QUERY_PAGE_FAULT),
+        .resp_addr = cpu_to_le64(t->resp),
+        .resp_len = cpu_to_le32(sizeof(struct qhca_page_fault_info) - 1),
+    };
+    memcpy(sqe.payload, &q, sizeof(q));
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_PARAM);
+    sqe.resp_len = cpu_to_le32(4096);
+    sqe.resp_addr = cpu_to_le64(t->bar0.addr);
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_ADDRESS);
+    sqe.resp_addr = cpu_to_le64(HX_WRAP_ADDR);
+    g_assert_cmpuint(qt_submit(t, &sqe, NULL), ==, QHCA_AQ_BAD_ADDRESS);
+    errors += 3;
+    hx_assert_errors(t, errors);
+
+    /*
+     * A fault nobody resolves: QP A resumed again and again with nothing
+     * mapped faults each time, one event each into an EQ of two entries
+     * that nobody consumes (it overflows: guest errors, not a hang).  QPs C and D
+     * carry on meanwhile, and a reset is prompt.
+     */
+    qt_eq_init(t, &eq, 1, 0, 1u << QHCA_EVENT_PAGE_FAULT);
+    sge = qt_sge(0x10000, 64, index << 8);
+    w.remote_addr = cpu_to_le64(pages);
+    w.rkey = cpu_to_le32(p.key);
+    qt_qp_post_send(t, &p.a, &w, &sge, 1);
+    qt_qp_ring_sq(t, &p.a);
+    qt_wait_counter(t, QHCA_CNT_ODP_PAGE_FAULTS, 1);
+    for (i = 0; i < 20; i++) {
+        struct qhca_cmd_resume_page_fault r = {
+            .qpn = cpu_to_le32(p.a.qpn),
+            .kind = QHCA_PAGE_FAULT_REQUESTER,
+        };
+
+        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_RESUME_PAGE_FAULT, &r, sizeof(r),
+                                NULL), ==, QHCA_AQ_SUCCESS);
+        qt_wait_counter(t, QHCA_CNT_ODP_PAGE_FAULTS, i + 2);
+    }
+    /* 21 events: one fits (a ring keeps one entry free), 20 dropped. */
+    errors += 20;
+    hx_assert_errors(t, errors);
+    g_assert_cmpuint(hx_create_cq(&p.h, &cq_c, 4), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_qp(&p.h, &c, &cq_c, &cq_c), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_create_qp(&p.h, &d, &cq_c, &cq_c), ==,
+                     QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_connect(&p.h, &c, &d), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(hx_connect(&p.h, &d, &c), ==, QHCA_AQ_SUCCESS);
+    sge = qt_sge(pages, 64, p.key);
+    w.remote_addr = cpu_to_le64(pages + 4096);
+    qt_qp_post_send(t, &c, &w, &sge, 1);
+    qt_qp_ring_sq(t, &c);
+    g_assert_cmpuint(qt_cq_take(t, &cq_c).status, ==, QHCA_WC_SUCCESS);
+    hx_no_cqe(&p, &p.cq_a);
+    t0 = g_get_monotonic_time();
+    qt_reset(t);
+    g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
+    qt_enable(t, 5);
+    hx_assert_errors(t, 0);
+    qhca_stop(t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2163,6 +2369,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/hostile/reset-busy", test_reset_busy);
     qtest_add_func("/qhca/hostile/busy-latency", test_busy_latency);
     qtest_add_func("/qhca/hostile/xrc-ini-sq", test_xrc_ini_sq);
+    qtest_add_func("/qhca/hostile/odp", test_odp);
     /* 1.5: the Ethernet port, a peer on the wire as hostile as a guest */
     qtest_add_func("/qhca/hostile/eth/frames", test_eth_frames);
     qtest_add_func("/qhca/hostile/eth/dead-qps", test_eth_dead_qps);
