@@ -52,6 +52,45 @@ struct qhca_context {
 struct qhca_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
+	/*
+	 * Parent domains (each holds one) and the CQs and SRQs of a parent
+	 * domain that took memory from its allocator (each holds one on
+	 * that): ibv_dealloc_pd() is EBUSY while another is held.
+	 */
+	_Atomic(int) refcount;
+	/*
+	 * A parent domain (ibv_alloc_parent_domain()): the PD it stands for,
+	 * whose handle and number it carries, its thread domain, and the
+	 * application's allocator for what the provider allocates for the
+	 * queues made on it.  NULL protection_domain: a PD.
+	 */
+	struct qhca_pd *protection_domain;
+	struct qhca_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+};
+
+/*
+ * A thread domain: the application promises to use the queues made on it
+ * from one thread at a time.  libqhca keeps its locks all the same (they
+ * are uncontended then); the TD only has to outlive its parent domains.
+ */
+struct qhca_td {
+	struct ibv_td ibv_td;
+	_Atomic(int) refcount;
+};
+
+/*
+ * The resource_type a parent domain's allocator is called with: the
+ * queues' rings are the kernel's (mapped from it), so what the provider
+ * allocates for a queue is the state beside its ring.
+ */
+enum qhca_res_type {
+	QHCA_RES_CQ_DISCARD = 1,	/* a CQ's discard marks, per slot */
+	QHCA_RES_SRQ_DONE = 2,		/* an SRQ's completed marks, per slot */
 };
 
 /*
@@ -92,6 +131,9 @@ struct qhca_cq {
 	 * this is how such CQEs are removed.
 	 */
 	uint64_t *discard;
+	/* The parent domain that allocated discard, or NULL: calloc(). */
+	struct ibv_pd *pd;
+	bool discard_custom;		/* from pd's allocator */
 	/*
 	 * The QPs that complete here, to find the queue a CQE frees slots
 	 * of: looked up under the lock, so destroying a QP cannot race

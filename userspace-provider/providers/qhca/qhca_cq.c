@@ -65,7 +65,9 @@ int qhca_cq_map(struct qhca_context *ctx, struct qhca_cq *cq,
 	if (err)
 		return err;
 
-	cq->discard = calloc((resp->cqe_count + 63) / 64, sizeof(uint64_t));
+	cq->discard = qhca_pd_calloc(cq->pd, (resp->cqe_count + 63) / 64 *
+				     sizeof(uint64_t), QHCA_RES_CQ_DISCARD,
+				     &cq->discard_custom);
 	if (!cq->discard)
 		return ENOMEM;
 
@@ -94,7 +96,9 @@ int qhca_cq_map(struct qhca_context *ctx, struct qhca_cq *cq,
 err_unmap:
 	munmap(cq->map, resp->ring_mmap_size);
 err_free:
-	free(cq->discard);
+	qhca_pd_free(cq->pd, cq->discard, QHCA_RES_CQ_DISCARD,
+		     cq->discard_custom);
+	cq->discard = NULL;
 	verbs_err(&ctx->ibv_ctx, "mapping CQ %u failed: %s\n", resp->cqn,
 		  strerror(err));
 	return err;
@@ -104,7 +108,8 @@ void qhca_cq_unmap(struct qhca_cq *cq)
 {
 	munmap(cq->rec_map, cq->map_size);
 	munmap(cq->map, cq->map_size);
-	free(cq->discard);
+	qhca_pd_free(cq->pd, cq->discard, QHCA_RES_CQ_DISCARD,
+		     cq->discard_custom);
 }
 
 /*
@@ -135,6 +140,7 @@ struct qhca_cq *qhca_cq_alloc(void)
 /* Once the kernel's CQ is gone or was never made, and it is unmapped. */
 void qhca_cq_free(struct qhca_cq *cq)
 {
+	qhca_pd_put(cq->pd);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 }
@@ -198,9 +204,12 @@ int qhca_destroy_cq(struct ibv_cq *ibcq)
  * count entries: NULL without memory.  Marks exist only for CQEs not yet
  * consumed, and the device moved those to the new ring only if they fit.
  */
-static uint64_t *qhca_cq_move_discard(struct qhca_cq *cq, uint32_t count)
+static uint64_t *qhca_cq_move_discard(struct qhca_cq *cq, uint32_t count,
+					bool *custom)
 {
-	uint64_t *discard = calloc((count + 63) / 64, sizeof(uint64_t));
+	uint64_t *discard = qhca_pd_calloc(cq->pd, (count + 63) / 64 *
+					   sizeof(uint64_t),
+					   QHCA_RES_CQ_DISCARD, custom);
 	uint32_t idx, slot;
 
 	if (!discard)
@@ -234,6 +243,7 @@ int qhca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	void *map, *rec_map;
 	uint64_t *discard;
 	uint64_t ring_size;
+	bool custom;
 	int err;
 
 	pthread_spin_lock(&cq->lock);
@@ -260,7 +270,7 @@ int qhca_resize_cq(struct ibv_cq *ibcq, int cqe)
 		err = EPROTO;
 		goto out;
 	}
-	discard = qhca_cq_move_discard(cq, r->cqe_count);
+	discard = qhca_cq_move_discard(cq, r->cqe_count, &custom);
 	if (!discard) {
 		err = ENOMEM;
 		goto out;
@@ -287,13 +297,14 @@ int qhca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cq->dbrec = (__le32 *)((uint8_t *)rec_map + r->dbrec_offset);
 	cq->count = r->cqe_count;
 	cq->discard = discard;
+	cq->discard_custom = custom;
 	cq->cur_cqe = NULL;
 	verbs_debug(&ctx->ibv_ctx, "CQ %u: resized to %u CQEs\n", cq->cqn,
 		    cq->count);
 	goto out;
 
 err_free:
-	free(discard);
+	qhca_pd_free(cq->pd, discard, QHCA_RES_CQ_DISCARD, custom);
 out:
 	pthread_spin_unlock(&cq->lock);
 	if (err)

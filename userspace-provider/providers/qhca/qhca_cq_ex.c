@@ -205,7 +205,8 @@ static void qhca_cq_ex_set_ops(struct ibv_cq_ex *ibcq, uint64_t wc_flags)
 static int qhca_check_cq_ex_attr(struct qhca_context *ctx,
 				 const struct ibv_cq_init_attr_ex *attr)
 {
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD)) {
 		verbs_debug(&ctx->ibv_ctx, "CQ comp_mask 0x%x not supported\n",
 			    attr->comp_mask);
 		return EOPNOTSUPP;
@@ -221,6 +222,12 @@ static int qhca_check_cq_ex_attr(struct qhca_context *ctx,
 			    attr->flags);
 		return EOPNOTSUPP;
 	}
+	/* A CQ takes a parent domain (for its allocator), never a PD. */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD &&
+	    (!attr->parent_domain ||
+	     attr->parent_domain->context != &ctx->ibv_ctx.context ||
+	     !to_qhca_pd(attr->parent_domain)->protection_domain))
+		return EINVAL;
 	return 0;
 }
 
@@ -242,6 +249,10 @@ struct ibv_cq_ex *qhca_create_cq_ex(struct ibv_context *ibctx,
 	cq = qhca_cq_alloc();
 	if (!cq)
 		return NULL;
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		cq->pd = attr->parent_domain;
+		qhca_pd_get(cq->pd);
+	}
 
 	err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->verbs_cq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);

@@ -58,7 +58,8 @@ int qhca_srq_setup(struct qhca_context *ctx, struct qhca_srq *srq,
 	if (err)
 		return err;
 
-	srq->done = calloc(resp->depth, 1);
+	srq->done = qhca_pd_calloc(srq->pd, resp->depth, QHCA_RES_SRQ_DONE,
+				   &srq->done_custom);
 	if (!srq->done)
 		return ENOMEM;
 	ring = mmap(NULL, resp->ring_mmap_size, PROT_READ | PROT_WRITE,
@@ -110,7 +111,10 @@ void qhca_srq_free(struct qhca_srq *srq)
 {
 	if (srq->ring)
 		munmap(srq->ring, srq->map_size);
-	free(srq->done);
+	if (srq->done)
+		qhca_pd_free(srq->pd, srq->done, QHCA_RES_SRQ_DONE,
+			     srq->done_custom);
+	qhca_pd_put(srq->pd);
 	pthread_spin_destroy(&srq->lock);
 	free(srq);
 }
@@ -127,6 +131,8 @@ struct ibv_srq *qhca_create_srq(struct ibv_pd *ibpd,
 	srq = qhca_srq_alloc();
 	if (!srq)
 		return NULL;
+	srq->pd = ibpd;
+	qhca_pd_get(ibpd);
 
 	err = ibv_cmd_create_srq(ibpd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
@@ -182,6 +188,7 @@ static int qhca_srq_resize(struct qhca_srq *srq, struct ibv_srq_attr *attr,
 	struct qhca_ibv_modify_srq_resp resp = {};
 	struct qhca_modify_srq cmd = {};
 	uint32_t depth = 2, idx;
+	bool custom;
 	uint8_t *done;
 	void *ring;
 	int err;
@@ -190,7 +197,7 @@ static int qhca_srq_resize(struct qhca_srq *srq, struct ibv_srq_attr *attr,
 		return EINVAL;
 	while (depth < attr->max_wr)
 		depth <<= 1;
-	done = calloc(depth, 1);
+	done = qhca_pd_calloc(srq->pd, depth, QHCA_RES_SRQ_DONE, &custom);
 	if (!done)
 		return ENOMEM;
 
@@ -224,8 +231,10 @@ static int qhca_srq_resize(struct qhca_srq *srq, struct ibv_srq_attr *attr,
 	for (idx = srq->ci; idx != srq->pi; idx++)
 		done[idx & (depth - 1)] = srq->done[idx & (srq->depth - 1)];
 	munmap(srq->ring, srq->map_size);
-	free(srq->done);
+	qhca_pd_free(srq->pd, srq->done, QHCA_RES_SRQ_DONE,
+		     srq->done_custom);
 	srq->done = done;
+	srq->done_custom = custom;
 	done = NULL;
 	srq->ring = ring;
 	srq->map_size = resp.ring_mmap_size;
@@ -235,7 +244,8 @@ static int qhca_srq_resize(struct qhca_srq *srq, struct ibv_srq_attr *attr,
 		    srq->srqn, srq->depth, srq->stride);
 out:
 	pthread_spin_unlock(&srq->lock);
-	free(done);
+	if (done)
+		qhca_pd_free(srq->pd, done, QHCA_RES_SRQ_DONE, custom);
 	return err;
 }
 

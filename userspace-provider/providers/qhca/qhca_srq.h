@@ -34,6 +34,9 @@ struct qhca_srq {
 	uint32_t pi;			/* free-running: WQEs posted */
 	uint32_t ci;			/* free-running: oldest not completed */
 	uint8_t *done;			/* per slot: completed, past ci */
+	/* The PD or parent domain it was made on: done's allocator. */
+	struct ibv_pd *pd;
+	bool done_custom;		/* from pd's allocator */
 	bool lost;			/* a resize's new ring is not mapped */
 	/* XRC: the CQ its receives complete to, and its link there. */
 	struct qhca_cq *xrc_cq;

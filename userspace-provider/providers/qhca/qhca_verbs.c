@@ -85,6 +85,7 @@ struct ibv_pd *qhca_alloc_pd(struct ibv_context *ibctx)
 
 	/* No response fields are announced by comp_mask yet. */
 	pd->pdn = resp.pdn;
+	atomic_init(&pd->refcount, 1);
 	verbs_debug(verbs_get_ctx(ibctx), "PD %u\n", pd->pdn);
 	return &pd->ibv_pd;
 }
@@ -94,6 +95,11 @@ int qhca_dealloc_pd(struct ibv_pd *ibpd)
 	struct qhca_pd *pd = to_qhca_pd(ibpd);
 	int err;
 
+	if (pd->protection_domain)
+		return qhca_dealloc_parent_domain(pd);
+	/* Its parent domains stand for it: they go first. */
+	if (atomic_load(&pd->refcount) > 1)
+		return EBUSY;
 	err = ibv_cmd_dealloc_pd(ibpd);
 	if (err) {
 		verbs_err(verbs_get_ctx(ibpd->context),

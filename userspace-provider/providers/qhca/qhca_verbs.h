@@ -6,6 +6,7 @@
 #ifndef QHCA_VERBS_H
 #define QHCA_VERBS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,20 @@ int qhca_query_port(struct ibv_context *ibctx, uint8_t port,
 		    struct ibv_port_attr *attr);
 struct ibv_pd *qhca_alloc_pd(struct ibv_context *ibctx);
 int qhca_dealloc_pd(struct ibv_pd *ibpd);
+
+/* qhca_pd.c */
+struct ibv_td *qhca_alloc_td(struct ibv_context *ibctx,
+			     struct ibv_td_init_attr *attr);
+int qhca_dealloc_td(struct ibv_td *ibtd);
+struct ibv_pd *qhca_alloc_parent_domain(struct ibv_context *ibctx,
+					struct ibv_parent_domain_init_attr *attr);
+struct qhca_pd;
+int qhca_dealloc_parent_domain(struct qhca_pd *pdom);
+void *qhca_pd_calloc(struct ibv_pd *ibpd, size_t size, uint64_t type,
+		     bool *custom);
+void qhca_pd_free(struct ibv_pd *ibpd, void *ptr, uint64_t type, bool custom);
+void qhca_pd_get(struct ibv_pd *ibpd);
+void qhca_pd_put(struct ibv_pd *ibpd);
 
 /* qhca_mr.c */
 struct ibv_mw *qhca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);

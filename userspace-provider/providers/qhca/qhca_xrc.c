@@ -98,6 +98,8 @@ struct ibv_srq *qhca_create_srq_ex(struct ibv_context *ibctx,
 	srq = qhca_srq_alloc();
 	if (!srq)
 		return NULL;
+	srq->pd = attr->pd;
+	qhca_pd_get(attr->pd);
 
 	err = ibv_cmd_create_srq_ex(ibctx, &srq->verbs_srq, attr,
 				    &cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
