@@ -21,7 +21,8 @@
 #define ODP_KEY             0x6d
 #define ODP_ACCESS          (QHCA_ACCESS_LOCAL_WRITE | \
                              QHCA_ACCESS_REMOTE_WRITE | \
-                             QHCA_ACCESS_REMOTE_READ)
+                             QHCA_ACCESS_REMOTE_READ | \
+                             QHCA_ACCESS_REMOTE_ATOMIC)
 #define PSN_BASE            0x100
 #define FAULT_EVENTS        (1u << QHCA_EVENT_PAGE_FAULT)
 /* Longer than min_rnr_timer 1 (10 us): one RNR wait of the requester. */
@@ -58,7 +59,8 @@ static Odp *odp_start(const char *props)
     qt_qp_connect(t, o->b, o->a, &qt_rc_path, PSN_BASE);
     o->lkey = qt_reg_phys_mr(t, o->pdn, QHCA_ACCESS_LOCAL_WRITE |
                              QHCA_ACCESS_REMOTE_WRITE |
-                             QHCA_ACCESS_REMOTE_READ, 0x11, 12);
+                             QHCA_ACCESS_REMOTE_READ |
+                             QHCA_ACCESS_REMOTE_ATOMIC, 0x11, 12);
     o->pbl = guest_alloc(&t->alloc, QHCA_ODP_MAP_MAX_PAGES * 8);
     return o;
 }
@@ -942,6 +944,59 @@ static void test_read_scatter(void)
 }
 
 /*
+ * Atomics: a responder fault on the target word (WRITE), and a requester
+ * fault on the result's scatter, whose response is dropped and asked for
+ * again on resume: the responder must answer that from what it did, not
+ * add twice.
+ */
+static void test_atomic(void)
+{
+    Odp *o = odp_start(NULL);
+    uint32_t index = odp_reg(o, ODP_PAGES);
+    uint64_t pg = odp_pages(o, ODP_PAGES, 0);
+    uint64_t word = odp_pages(o, 1, 0);
+    uint64_t rw = QHCA_ODP_PAGE_READ | QHCA_ODP_PAGE_WRITE;
+    struct qhca_sq_wqe w;
+
+    /* Responder: compare and swap on a word of B's absent page 2. */
+    qtest_writeq(o->t->qts, pg + 2 * PAGE + 0x18, 0x1111222233334444ull);
+    w = odp_wqe(1, QHCA_WR_ATOMIC_CMP_AND_SWP, ODP_IOVA + 2 * PAGE + 0x18,
+                odp_key(index));
+    w.compare_add = cpu_to_le64(0x1111222233334444ull);
+    w.swap = cpu_to_le64(0x5555666677778888ull);
+    odp_post(o, &w, word, 8, o->lkey);
+    odp_expect_fault(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER, index,
+                     ODP_IOVA + 2 * PAGE + 0x18, 8, true);
+    odp_rnr_wait(o, 1);
+    odp_map(o, index, 2, pg + 2 * PAGE, 1, rw);
+    g_assert_cmpuint(odp_resume(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER,
+                                QHCA_PAGE_FAULT_RESOLVED), ==,
+                     QHCA_AQ_SUCCESS);
+    odp_rnr_retry(o);
+    odp_expect_a(o, 1, QHCA_WC_COMP_SWAP, QHCA_WC_SUCCESS);
+    g_assert_cmphex(qtest_readq(o->t->qts, word), ==, 0x1111222233334444ull);
+    g_assert_cmphex(qtest_readq(o->t->qts, pg + 2 * PAGE + 0x18), ==,
+                    0x5555666677778888ull);
+
+    /* Requester: fetch and add whose result goes to A's absent page 0. */
+    qtest_writeq(o->t->qts, word, 1000);
+    w = odp_wqe(2, QHCA_WR_ATOMIC_FETCH_AND_ADD, word, o->lkey);
+    w.compare_add = cpu_to_le64(7);
+    odp_post(o, &w, ODP_IOVA + 0x40, 8, odp_key(index));
+    odp_expect_fault(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER, index,
+                     ODP_IOVA + 0x40, 8, true);
+    odp_map(o, index, 0, pg, 1, rw);
+    g_assert_cmpuint(odp_resume(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER,
+                                QHCA_PAGE_FAULT_RESOLVED), ==,
+                     QHCA_AQ_SUCCESS);
+    odp_expect_a(o, 2, QHCA_WC_FETCH_ADD, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(qtest_readq(o->t->qts, pg + 0x40), ==, 1000);
+    g_assert_cmpuint(qtest_readq(o->t->qts, word), ==, 1007);
+    g_assert_cmpuint(odp_cnt(o, QHCA_CNT_ODP_PAGE_FAULTS), ==, 2);
+    odp_stop(o);
+}
+
+/*
  * RESUME FAILED: the access is tried once more and, its page still
  * absent, fails as an access outside the MR: a requester's gather with
  * LOC_PROT_ERR, a responder's WRITE with REM_ACCESS_ERR at the requester.
@@ -1249,6 +1304,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/odp/responder-recv", test_responder_recv);
     qtest_add_func("/qhca/odp/ud", test_ud);
     qtest_add_func("/qhca/odp/read-scatter", test_read_scatter);
+    qtest_add_func("/qhca/odp/atomic", test_atomic);
     qtest_add_func("/qhca/odp/failed", test_failed);
     qtest_add_func("/qhca/odp/invalidate", test_invalidate);
     qtest_add_func("/qhca/odp/implicit", test_implicit);
