@@ -997,6 +997,91 @@ static void test_atomic(void)
 }
 
 /*
+ * A window bound to an ODP MR: a WRITE through the window's rkey faults
+ * on the MR's page and the fault names the MR.  And a requester waiting
+ * for a fault outlives any number of its transport timeouts.
+ */
+static void test_window_and_timer(void)
+{
+    Odp *o = odp_start(NULL);
+    struct qhca_cmd_reg_mr c = odp_reg_cmd(o, ODP_IOVA, ODP_PAGES * PAGE,
+                                           QHCA_MR_F_ODP);
+    struct qhca_cmd_alloc_mw a = { .pdn = cpu_to_le32(o->pdn), .type = 1 };
+    uint64_t pg = odp_pages(o, ODP_PAGES, 0);
+    uint64_t src = odp_pages(o, 2, 0);
+    uint64_t rw = QHCA_ODP_PAGE_READ | QHCA_ODP_PAGE_WRITE;
+    g_autofree uint8_t *data = g_malloc(2 * PAGE);
+    struct qhca_sq_wqe_bind b;
+    struct qhca_sq_wqe w;
+    struct qhca_sge sge;
+    uint32_t index, mw;
+    int i;
+
+    c.access |= QHCA_ACCESS_MW_BIND;
+    g_assert_cmpuint(odp_try_reg(o, &c, &index), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_cmd(o->t, QHCA_CMD_ALLOC_MW, &a, sizeof(a), &mw),
+                     ==, QHCA_AQ_SUCCESS);
+    mw = (QHCA_MKEY_MW | mw << 8) + 1;
+    b = (struct qhca_sq_wqe_bind) {
+        .wr_id = cpu_to_le64(1),
+        .opcode = QHCA_WR_BIND_MW,
+        .flags = QHCA_WQE_F_SIGNALED,
+        .mw_key = cpu_to_le32(mw),
+        .addr = cpu_to_le64(ODP_IOVA + PAGE),
+        .mr_lkey = cpu_to_le32(odp_key(index)),
+        .access = QHCA_ACCESS_REMOTE_WRITE,
+        .mw_type = 1,
+        .length = cpu_to_le64(PAGE),
+    };
+    qt_qp_post_send(o->t, o->a, &b, NULL, 0);
+    qt_qp_ring_sq(o->t, o->a);
+    odp_expect_a(o, 1, QHCA_WC_BIND_MW, QHCA_WC_SUCCESS);
+    odp_fill(data, 2 * PAGE, 41);
+    qtest_memwrite(o->t->qts, src, data, 2 * PAGE);
+    w = odp_wqe(2, QHCA_WR_RDMA_WRITE, ODP_IOVA + PAGE + 0x10, mw);
+    odp_post(o, &w, src, 100, o->lkey);
+    odp_expect_fault(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER, index,
+                     ODP_IOVA + PAGE + 0x10, 100, true);
+    odp_rnr_wait(o, 1);
+    odp_map(o, index, 1, pg + PAGE, 1, rw);
+    g_assert_cmpuint(odp_resume(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER,
+                                QHCA_PAGE_FAULT_RESOLVED), ==,
+                     QHCA_AQ_SUCCESS);
+    odp_rnr_retry(o);
+    odp_expect_a(o, 2, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    odp_assert_mem(o, pg + PAGE + 0x10, data, 100);
+
+    /*
+     * A SEND of 5000 bytes from page 1 (present) and page 2 (absent): its
+     * first packet goes, then it waits.  Ten seconds of virtual time, 150
+     * of its 67 ms timeouts with retry_cnt 7, and it still waits.
+     */
+    qtest_memwrite(o->t->qts, pg + PAGE, data, 2 * PAGE);
+    qtest_memset(o->t->qts, src, 0, 2 * PAGE);
+    sge = qt_sge(src, 2 * PAGE, o->lkey);
+    qt_qp_post_recv(o->t, o->b, 0x81, &sge, 1);
+    w = odp_wqe(3, QHCA_WR_SEND, 0, 0);
+    odp_post(o, &w, ODP_IOVA + PAGE + 3000, 5000, odp_key(index));
+    odp_expect_fault(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER, index,
+                     ODP_IOVA + 2 * PAGE, 5000 - (PAGE - 3000), false);
+    for (i = 0; i < 10; i++) {
+        qtest_clock_step(o->t->qts, 1000000000);
+    }
+    g_assert_cmpuint(qt_qp_state(o->t, o->a), ==, QHCA_QPS_RTS);
+    odp_check_fault(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER, index,
+                    ODP_IOVA + 2 * PAGE, 5000 - (PAGE - 3000), false);
+    g_assert_cmpuint(odp_cnt(o, QHCA_CNT_ERR_RETRY_EXC), ==, 0);
+    odp_map(o, index, 2, pg + 2 * PAGE, 1, rw);
+    g_assert_cmpuint(odp_resume(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER,
+                                QHCA_PAGE_FAULT_RESOLVED), ==,
+                     QHCA_AQ_SUCCESS);
+    odp_expect_a(o, 3, QHCA_WC_SEND, QHCA_WC_SUCCESS);
+    qt_cq_expect(o->t, o->cq_b, o->b->qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
+    odp_assert_mem(o, src, data + 3000, 5000);
+    odp_stop(o);
+}
+
+/*
  * RESUME FAILED: the access is tried once more and, its page still
  * absent, fails as an access outside the MR: a requester's gather with
  * LOC_PROT_ERR, a responder's WRITE with REM_ACCESS_ERR at the requester.
@@ -1305,6 +1390,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/odp/ud", test_ud);
     qtest_add_func("/qhca/odp/read-scatter", test_read_scatter);
     qtest_add_func("/qhca/odp/atomic", test_atomic);
+    qtest_add_func("/qhca/odp/window-and-timer", test_window_and_timer);
     qtest_add_func("/qhca/odp/failed", test_failed);
     qtest_add_func("/qhca/odp/invalidate", test_invalidate);
     qtest_add_func("/qhca/odp/implicit", test_implicit);
