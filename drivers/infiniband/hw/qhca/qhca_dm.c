@@ -295,11 +295,12 @@ static struct ib_mr *qhca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	cmd.flags = QHCA_MR_F_DM;
 	/*
 	 * A DM MR may be empty (mlx5's may, and rdma-core's tests register
-	 * one), but the device takes no MR of length 0: such an MR is the
-	 * DM's first byte without any access.  Its keys exist and reach
-	 * nothing but a local read of that byte of the caller's own DM.
+	 * one).  A 1.8 device takes it as it is; an older one takes no MR
+	 * of length 0, so there it is the DM's first byte without any
+	 * access: its keys exist and reach nothing but a local read of that
+	 * byte of the caller's own DM.
 	 */
-	if (!attr->length) {
+	if (!attr->length && dev->version < QHCA_VERSION_1_8) {
 		cmd.length = cpu_to_le64(1);
 		cmd.pbl_addr = cpu_to_le64(dm->bar_offset);
 		cmd.access = 0;
@@ -325,8 +326,54 @@ ADD_UVERBS_ATTRIBUTES_SIMPLE(qhca_ib_dm_alloc, UVERBS_OBJECT_DM,
 						 UVERBS_ATTR_TYPE(u64),
 						 UA_MANDATORY));
 
+/*
+ * ibv_import_dm(): where another context on the same ufile maps the DM
+ * (the same mmap entry), and the length it was allocated with.
+ */
+static int UVERBS_HANDLER(QHCA_IB_METHOD_DM_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_dm *ibdm = uverbs_attr_get_obj(attrs,
+						 QHCA_IB_ATTR_QUERY_DM_HANDLE);
+	struct qhca_dm *dm = to_qdm(ibdm);
+	u64 offset = rdma_user_mmap_get_offset(dm->mmap_entry);
+	u64 map_len = (u64)dm->mmap_entry->npages << PAGE_SHIFT;
+	u64 length = ibdm->length;
+	int err;
+
+	err = uverbs_copy_to(attrs, QHCA_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+			     &offset, sizeof(offset));
+	if (!err)
+		err = uverbs_copy_to(attrs,
+				     QHCA_IB_ATTR_QUERY_DM_RESP_MMAP_LENGTH,
+				     &map_len, sizeof(map_len));
+	if (!err)
+		err = uverbs_copy_to(attrs, QHCA_IB_ATTR_QUERY_DM_RESP_LENGTH,
+				     &length, sizeof(length));
+	return err;
+}
+
+DECLARE_UVERBS_NAMED_METHOD(QHCA_IB_METHOD_DM_QUERY,
+			    UVERBS_ATTR_IDR(QHCA_IB_ATTR_QUERY_DM_HANDLE,
+					    UVERBS_OBJECT_DM,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(QHCA_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+						UVERBS_ATTR_TYPE(u64),
+						UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(QHCA_IB_ATTR_QUERY_DM_RESP_MMAP_LENGTH,
+						UVERBS_ATTR_TYPE(u64),
+						UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(QHCA_IB_ATTR_QUERY_DM_RESP_LENGTH,
+						UVERBS_ATTR_TYPE(u64),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(qhca_ib_dm, UVERBS_OBJECT_DM,
+		   &UVERBS_METHOD(QHCA_IB_METHOD_DM_QUERY));
+
 static const struct uapi_definition qhca_dm_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &qhca_ib_dm_alloc),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &qhca_ib_dm),
+	/* driver_def is one list: the device's (qhca_verbs.c) go on it. */
+	UAPI_DEF_CHAIN(qhca_import_defs),
 	{},
 };
 
