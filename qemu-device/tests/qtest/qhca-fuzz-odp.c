@@ -99,6 +99,22 @@ static uint64_t fzo_first(Fz *f, bool implicit)
                               fz_interesting(f);
 }
 
+/* Admin command @op with @len bytes of payload, mutated if @mutate. */
+static uint8_t fzo_submit(Fz *f, uint16_t op, const void *payload, size_t len,
+                          bool mutate)
+{
+    struct qhca_aq_sqe sqe = { .opcode = cpu_to_le16(op) };
+    uint8_t status;
+
+    memcpy(sqe.payload, payload, len);
+    if (mutate) {
+        fz_mutate(f, sqe.payload, len);
+    }
+    status = qt_submit(f->t, &sqe, NULL);
+    fz_pair(f, "cmd", op, status);
+    return status;
+}
+
 /* ODP_MAP of @n entries from @first of MR @index, the entries given. */
 static uint8_t fzo_map_cmd(Fz *f, uint32_t index, uint64_t first,
                            const uint64_t *e, uint32_t n, uint32_t npages,
@@ -112,24 +128,14 @@ static uint8_t fzo_map_cmd(Fz *f, uint32_t index, uint64_t first,
         .index = cpu_to_le32(index),
         .npages = cpu_to_le32(npages),
     };
-    struct qhca_aq_sqe sqe = {
-        .opcode = cpu_to_le16(QHCA_CMD_ODP_MAP),
-    };
     uint32_t i;
-    uint8_t status;
 
     if (pbl == f->scratch || !fz_hits_admin(f, pbl, 8ull * n)) {
         for (i = 0; i < n; i++) {
             qtest_writeq(f->t->qts, pbl + 8 * i, cpu_to_le64(e[i]));
         }
     }
-    memcpy(sqe.payload, &c, sizeof(c));
-    if (mutate) {
-        fz_mutate(f, sqe.payload, sizeof(c));
-    }
-    status = qt_submit(f->t, &sqe, NULL);
-    fz_pair(f, "cmd", QHCA_CMD_ODP_MAP, status);
-    return status;
+    return fzo_submit(f, QHCA_CMD_ODP_MAP, &c, sizeof(c), mutate);
 }
 
 static uint8_t fzo_unmap_cmd(Fz *f, uint32_t index, uint64_t first,
@@ -140,30 +146,14 @@ static uint8_t fzo_unmap_cmd(Fz *f, uint32_t index, uint64_t first,
         .npages = cpu_to_le64(npages),
         .index = cpu_to_le32(index),
     };
-    struct qhca_aq_sqe sqe = {
-        .opcode = cpu_to_le16(QHCA_CMD_ODP_UNMAP),
-    };
-    uint8_t status;
 
-    memcpy(sqe.payload, &c, sizeof(c));
-    if (mutate) {
-        fz_mutate(f, sqe.payload, sizeof(c));
-    }
-    status = qt_submit(f->t, &sqe, NULL);
-    fz_pair(f, "cmd", QHCA_CMD_ODP_UNMAP, status);
-    return status;
+    return fzo_submit(f, QHCA_CMD_ODP_UNMAP, &c, sizeof(c), mutate);
 }
 
 static uint8_t fzo_resume_cmd(Fz *f, uint32_t qpn, uint8_t kind,
                               uint8_t status)
 {
-    struct qhca_cmd_resume_page_fault c = {
-        .qpn = cpu_to_le32(qpn),
-        .kind = kind,
-        .status = status,
-    };
-    uint8_t s = qt_cmd(f->t, QHCA_CMD_RESUME_PAGE_FAULT, &c, sizeof(c),
-                       NULL);
+    uint8_t s = qt_resume_page_fault(f->t, qpn, kind, status);
 
     fz_pair(f, "cmd", QHCA_CMD_RESUME_PAGE_FAULT, s);
     return s;
@@ -172,9 +162,7 @@ static uint8_t fzo_resume_cmd(Fz *f, uint32_t qpn, uint8_t kind,
 static uint8_t fzo_query_cmd(Fz *f, uint32_t qpn,
                              struct qhca_page_fault_info *info)
 {
-    struct qhca_cmd_query_page_fault c = { .qpn = cpu_to_le32(qpn) };
-    uint8_t s = qt_query(f->t, QHCA_CMD_QUERY_PAGE_FAULT, &c, sizeof(c),
-                         info, sizeof(*info));
+    uint8_t s = qt_query_page_fault(f->t, qpn, info);
 
     fz_pair(f, "cmd", QHCA_CMD_QUERY_PAGE_FAULT, s);
     return s;

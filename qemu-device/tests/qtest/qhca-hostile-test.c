@@ -2136,31 +2136,6 @@ static void test_eth_zero_length_frame(void)
 /* ------------------------------------------------------------------ */
 /* On-demand paging (1.8)                                              */
 
-static uint8_t hx_odp_map(QhcaTest *t, uint32_t index, uint64_t first,
-                          uint64_t pbl, uint32_t npages)
-{
-    struct qhca_cmd_odp_map c = {
-        .first_page = cpu_to_le64(first),
-        .pbl_addr = cpu_to_le64(pbl),
-        .index = cpu_to_le32(index),
-        .npages = cpu_to_le32(npages),
-    };
-
-    return qt_cmd(t, QHCA_CMD_ODP_MAP, &c, sizeof(c), NULL);
-}
-
-static uint8_t hx_odp_unmap(QhcaTest *t, uint32_t index, uint64_t first,
-                            uint64_t npages)
-{
-    struct qhca_cmd_odp_unmap c = {
-        .first_page = cpu_to_le64(first),
-        .npages = cpu_to_le64(npages),
-        .index = cpu_to_le32(index),
-    };
-
-    return qt_cmd(t, QHCA_CMD_ODP_UNMAP, &c, sizeof(c), NULL);
-}
-
 static uint32_t hx_odp_mr(HxPair *p, uint64_t iova, uint64_t length,
                           uint8_t flags)
 {
@@ -2219,11 +2194,11 @@ static void test_odp(void)
     }
 
     /* Counts: npages beyond 512, and page numbers that wrap. */
-    g_assert_cmpuint(hx_odp_map(t, index, 0, pbl, 0xffffffff), ==,
+    g_assert_cmpuint(qt_odp_map(t, index, 0, pbl, 0xffffffff), ==,
                      QHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(hx_odp_map(t, imp, UINT64_MAX - 1, pbl, 4), ==,
+    g_assert_cmpuint(qt_odp_map(t, imp, UINT64_MAX - 1, pbl, 4), ==,
                      QHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(hx_odp_map(t, index, UINT64_MAX, pbl, 2), ==,
+    g_assert_cmpuint(qt_odp_map(t, index, UINT64_MAX, pbl, 2), ==,
                      QHCA_AQ_BAD_PARAM);
     errors += 3;
     /* The page list on a BAR, wrapping, far away: nothing read. */
@@ -2233,7 +2208,7 @@ static void test_odp(void)
     bad_pbl[3] = HX_WRAP_ADDR;
     bad_pbl[4] = HX_FAR_ADDR;
     for (i = 0; i < ARRAY_SIZE(bad_pbl); i++) {
-        g_assert_cmpuint(hx_odp_map(t, index, 0, bad_pbl[i], 16), ==,
+        g_assert_cmpuint(qt_odp_map(t, index, 0, bad_pbl[i], 16), ==,
                          QHCA_AQ_BAD_ADDRESS);
         errors++;
     }
@@ -2245,7 +2220,7 @@ static void test_odp(void)
     bad_page[4] = HX_FAR_ADDR;
     for (i = 0; i < ARRAY_SIZE(bad_page); i++) {
         qtest_writeq(t->qts, pbl + 8 * 7, cpu_to_le64(bad_page[i] | rw));
-        g_assert_cmpuint(hx_odp_map(t, index, 0, pbl, 8), ==,
+        g_assert_cmpuint(qt_odp_map(t, index, 0, pbl, 8), ==,
                          QHCA_AQ_BAD_PARAM);
         errors++;
     }
@@ -2257,20 +2232,20 @@ static void test_odp(void)
      * All 2^64 pages unmapped, from the first and from anywhere, of both
      * MRs with pages present: at once, not page by page.
      */
-    g_assert_cmpuint(hx_odp_map(t, index, 0, pbl, 64), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_odp_map(t, index, 0, pbl, 64), ==, QHCA_AQ_SUCCESS);
     for (i = 0; i < 8; i++) {
-        g_assert_cmpuint(hx_odp_map(t, imp, (uint64_t)i << 40, pbl,
+        g_assert_cmpuint(qt_odp_map(t, imp, (uint64_t)i << 40, pbl,
                                     QHCA_ODP_MAP_MAX_PAGES), ==,
                          QHCA_AQ_SUCCESS);
     }
     t0 = g_get_monotonic_time();
-    g_assert_cmpuint(hx_odp_unmap(t, index, 0, UINT64_MAX), ==,
+    g_assert_cmpuint(qt_odp_unmap(t, index, 0, UINT64_MAX), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(hx_odp_unmap(t, imp, 1, UINT64_MAX), ==,
+    g_assert_cmpuint(qt_odp_unmap(t, imp, 1, UINT64_MAX), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(hx_odp_unmap(t, imp, UINT64_MAX, UINT64_MAX), ==,
+    g_assert_cmpuint(qt_odp_unmap(t, imp, UINT64_MAX, UINT64_MAX), ==,
                      QHCA_AQ_SUCCESS);
-    g_assert_cmpuint(hx_odp_unmap(t, imp, 0, UINT64_MAX), ==,
+    g_assert_cmpuint(qt_odp_unmap(t, imp, 0, UINT64_MAX), ==,
                      QHCA_AQ_SUCCESS);
     g_assert_cmpint(g_get_monotonic_time() - t0, <, G_USEC_PER_SEC);
     hx_assert_errors(t, errors);
@@ -2306,13 +2281,10 @@ static void test_odp(void)
     qt_qp_ring_sq(t, &p.a);
     qt_wait_counter(t, QHCA_CNT_ODP_PAGE_FAULTS, 1);
     for (i = 0; i < 20; i++) {
-        struct qhca_cmd_resume_page_fault r = {
-            .qpn = cpu_to_le32(p.a.qpn),
-            .kind = QHCA_PAGE_FAULT_REQUESTER,
-        };
-
-        g_assert_cmpuint(qt_cmd(t, QHCA_CMD_RESUME_PAGE_FAULT, &r, sizeof(r),
-                                NULL), ==, QHCA_AQ_SUCCESS);
+        g_assert_cmpuint(qt_resume_page_fault(t, p.a.qpn,
+                                              QHCA_PAGE_FAULT_REQUESTER,
+                                              QHCA_PAGE_FAULT_RESOLVED), ==,
+                         QHCA_AQ_SUCCESS);
         qt_wait_counter(t, QHCA_CNT_ODP_PAGE_FAULTS, i + 2);
     }
     /* 21 events: one fits (a ring keeps one entry free), 20 dropped. */

@@ -124,18 +124,12 @@ static uint32_t odp_key(uint32_t index)
 static uint8_t odp_try_map(Odp *o, uint32_t index, uint64_t first,
                            const uint64_t *e, uint32_t n)
 {
-    struct qhca_cmd_odp_map c = {
-        .first_page = cpu_to_le64(first),
-        .pbl_addr = cpu_to_le64(o->pbl),
-        .index = cpu_to_le32(index),
-        .npages = cpu_to_le32(n),
-    };
     uint32_t i;
 
     for (i = 0; i < n && i < QHCA_ODP_MAP_MAX_PAGES; i++) {
         qtest_writeq(o->t->qts, o->pbl + 8 * i, e[i]);
     }
-    return qt_cmd(o->t, QHCA_CMD_ODP_MAP, &c, sizeof(c), NULL);
+    return qt_odp_map(o->t, index, first, o->pbl, n);
 }
 
 /* ODP_MAP of @n pages from guest address @addr, @perm for each. */
@@ -155,34 +149,19 @@ static void odp_map(Odp *o, uint32_t index, uint64_t first, uint64_t addr,
 static uint8_t odp_unmap(Odp *o, uint32_t index, uint64_t first,
                          uint64_t n)
 {
-    struct qhca_cmd_odp_unmap c = {
-        .first_page = cpu_to_le64(first),
-        .npages = cpu_to_le64(n),
-        .index = cpu_to_le32(index),
-    };
-
-    return qt_cmd(o->t, QHCA_CMD_ODP_UNMAP, &c, sizeof(c), NULL);
+    return qt_odp_unmap(o->t, index, first, n);
 }
 
 static uint8_t odp_query(Odp *o, uint32_t qpn,
                          struct qhca_page_fault_info *info)
 {
-    struct qhca_cmd_query_page_fault c = { .qpn = cpu_to_le32(qpn) };
-
     memset(info, 0xa5, sizeof(*info));
-    return qt_query(o->t, QHCA_CMD_QUERY_PAGE_FAULT, &c, sizeof(c), info,
-                    sizeof(*info));
+    return qt_query_page_fault(o->t, qpn, info);
 }
 
 static uint8_t odp_resume(Odp *o, uint32_t qpn, uint8_t kind, uint8_t status)
 {
-    struct qhca_cmd_resume_page_fault c = {
-        .qpn = cpu_to_le32(qpn),
-        .kind = kind,
-        .status = status,
-    };
-
-    return qt_cmd(o->t, QHCA_CMD_RESUME_PAGE_FAULT, &c, sizeof(c), NULL);
+    return qt_resume_page_fault(o->t, qpn, kind, status);
 }
 
 /*
@@ -303,6 +282,35 @@ static void odp_rnr_wait(Odp *o, uint64_t naks)
 static void odp_rnr_retry(Odp *o)
 {
     qtest_clock_step(o->t->qts, RNR_STEP_NS);
+}
+
+/*
+ * The driver's answer to QP @qpn's requester fault: @n pages from guest
+ * address @addr mapped at @first with @perm, then RESUME RESOLVED.
+ */
+static void odp_resolve(Odp *o, uint32_t qpn, uint32_t index, uint64_t first,
+                        uint64_t addr, uint32_t n, uint64_t perm)
+{
+    odp_map(o, index, first, addr, n, perm);
+    g_assert_cmpuint(odp_resume(o, qpn, QHCA_PAGE_FAULT_REQUESTER,
+                                QHCA_PAGE_FAULT_RESOLVED), ==,
+                     QHCA_AQ_SUCCESS);
+}
+
+/*
+ * The same for B's responder fault, once the @naks-th RNR NAK reached A;
+ * then A's RNR wait runs out and the request comes again.
+ */
+static void odp_resolve_responder(Odp *o, uint64_t naks, uint32_t index,
+                                  uint64_t first, uint64_t addr, uint32_t n,
+                                  uint64_t perm)
+{
+    odp_rnr_wait(o, naks);
+    odp_map(o, index, first, addr, n, perm);
+    g_assert_cmpuint(odp_resume(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER,
+                                QHCA_PAGE_FAULT_RESOLVED), ==,
+                     QHCA_AQ_SUCCESS);
+    odp_rnr_retry(o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -651,10 +659,7 @@ static void test_requester(void)
     odp_expect_fault(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER, index,
                      ODP_IOVA + PAGE, off + len - PAGE, false);
     g_assert_cmpuint(odp_cnt(o, QHCA_CNT_ODP_PAGE_FAULTS), ==, 2);
-    odp_map(o, index, 1, pg + PAGE, 1, rw);
-    g_assert_cmpuint(odp_resume(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
+    odp_resolve(o, o->a->qpn, index, 1, pg + PAGE, 1, rw);
 
     /* In order: the ODP SEND, then the one behind it. */
     odp_expect_a(o, 1, QHCA_WC_SEND, QHCA_WC_SUCCESS);
@@ -711,15 +716,10 @@ static void test_responder_write(void)
     f = odp_expect_fault(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER, index,
                          ODP_IOVA + PAGE + off, len, true);
     g_assert_cmphex(le32_to_cpu(f.psn), ==, PSN_BASE + o->a->qpn);
-    odp_rnr_wait(o, 1);
-    g_assert_cmpuint(odp_cnt(o, QHCA_CNT_RNR_NAKS_SENT), >=, 1);
     odp_assert_no_fault(o, o->a->qpn);
-    odp_map(o, index, 1, pg + PAGE, 1, rw);
-    g_assert_cmpuint(odp_resume(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
-    odp_rnr_retry(o);
+    odp_resolve_responder(o, 1, index, 1, pg + PAGE, 1, rw);
     odp_expect_a(o, 7, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
+    g_assert_cmpuint(odp_cnt(o, QHCA_CNT_RNR_NAKS_SENT), ==, 1);
     odp_assert_mem(o, pg + PAGE + off, data, len);
     odp_assert_mem(o, pg, zero, PAGE + off);
     odp_assert_mem(o, pg + PAGE + off + len, zero,
@@ -760,12 +760,7 @@ static void test_responder_recv(void)
     f = odp_expect_fault(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER, index,
                          ODP_IOVA + 3 * PAGE + off, PAGE - off, true);
     g_assert_cmphex(le32_to_cpu(f.psn), ==, PSN_BASE + o->a->qpn);
-    odp_rnr_wait(o, 1);
-    odp_map(o, index, 3, pg + 3 * PAGE, 1, rw);
-    g_assert_cmpuint(odp_resume(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
-    odp_rnr_retry(o);
+    odp_resolve_responder(o, 1, index, 3, pg + 3 * PAGE, 1, rw);
     odp_expect_a(o, 8, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     cqe = qt_cq_expect(o->t, o->cq_b, o->b->qpn, QHCA_WC_RECV,
                        QHCA_WC_SUCCESS);
@@ -849,10 +844,7 @@ static void test_ud(void)
     odp_ud_send(o, u1, u2, 1, ODP_IOVA + 0x10, 500, odp_key(index));
     odp_expect_fault(o, u1->qpn, QHCA_PAGE_FAULT_REQUESTER, index,
                      ODP_IOVA + 0x10, 500, false);
-    odp_map(o, index, 0, pg, 1, QHCA_ODP_PAGE_READ);
-    g_assert_cmpuint(odp_resume(o, u1->qpn, QHCA_PAGE_FAULT_REQUESTER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
+    odp_resolve(o, u1->qpn, index, 0, pg, 1, QHCA_ODP_PAGE_READ);
     cqe = qt_cq_expect(o->t, o->cq_a, u1->qpn, QHCA_WC_SEND,
                        QHCA_WC_SUCCESS);
     g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 1);
@@ -918,16 +910,10 @@ static void test_read_scatter(void)
                      ODP_IOVA + 2 * PAGE + off, len, true);
 
     /* Mapped for reading only: still a fault, a write one. */
-    odp_map(o, index, 2, pg + 2 * PAGE, 1, r);
-    g_assert_cmpuint(odp_resume(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
+    odp_resolve(o, o->a->qpn, index, 2, pg + 2 * PAGE, 1, r);
     odp_expect_fault(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER, index,
                      ODP_IOVA + 2 * PAGE + off, len, true);
-    odp_map(o, index, 2, pg + 2 * PAGE, 1, rw);
-    g_assert_cmpuint(odp_resume(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
+    odp_resolve(o, o->a->qpn, index, 2, pg + 2 * PAGE, 1, rw);
     odp_expect_a(o, 3, QHCA_WC_RDMA_READ, QHCA_WC_SUCCESS);
     odp_assert_mem(o, pg + 2 * PAGE + off, data, len);
     g_assert_cmpuint(odp_cnt(o, QHCA_CNT_ODP_PAGE_FAULTS), ==, 2);
@@ -967,12 +953,7 @@ static void test_atomic(void)
     odp_post(o, &w, word, 8, o->lkey);
     odp_expect_fault(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER, index,
                      ODP_IOVA + 2 * PAGE + 0x18, 8, true);
-    odp_rnr_wait(o, 1);
-    odp_map(o, index, 2, pg + 2 * PAGE, 1, rw);
-    g_assert_cmpuint(odp_resume(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
-    odp_rnr_retry(o);
+    odp_resolve_responder(o, 1, index, 2, pg + 2 * PAGE, 1, rw);
     odp_expect_a(o, 1, QHCA_WC_COMP_SWAP, QHCA_WC_SUCCESS);
     g_assert_cmphex(qtest_readq(o->t->qts, word), ==, 0x1111222233334444ull);
     g_assert_cmphex(qtest_readq(o->t->qts, pg + 2 * PAGE + 0x18), ==,
@@ -985,10 +966,7 @@ static void test_atomic(void)
     odp_post(o, &w, ODP_IOVA + 0x40, 8, odp_key(index));
     odp_expect_fault(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER, index,
                      ODP_IOVA + 0x40, 8, true);
-    odp_map(o, index, 0, pg, 1, rw);
-    g_assert_cmpuint(odp_resume(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
+    odp_resolve(o, o->a->qpn, index, 0, pg, 1, rw);
     odp_expect_a(o, 2, QHCA_WC_FETCH_ADD, QHCA_WC_SUCCESS);
     g_assert_cmpuint(qtest_readq(o->t->qts, pg + 0x40), ==, 1000);
     g_assert_cmpuint(qtest_readq(o->t->qts, word), ==, 1007);
@@ -1042,12 +1020,7 @@ static void test_window_and_timer(void)
     odp_post(o, &w, src, 100, o->lkey);
     odp_expect_fault(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER, index,
                      ODP_IOVA + PAGE + 0x10, 100, true);
-    odp_rnr_wait(o, 1);
-    odp_map(o, index, 1, pg + PAGE, 1, rw);
-    g_assert_cmpuint(odp_resume(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
-    odp_rnr_retry(o);
+    odp_resolve_responder(o, 1, index, 1, pg + PAGE, 1, rw);
     odp_expect_a(o, 2, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
     odp_assert_mem(o, pg + PAGE + 0x10, data, 100);
 
@@ -1071,10 +1044,7 @@ static void test_window_and_timer(void)
     odp_check_fault(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER, index,
                     ODP_IOVA + 2 * PAGE, 5000 - (PAGE - 3000), false);
     g_assert_cmpuint(odp_cnt(o, QHCA_CNT_ERR_RETRY_EXC), ==, 0);
-    odp_map(o, index, 2, pg + 2 * PAGE, 1, rw);
-    g_assert_cmpuint(odp_resume(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
+    odp_resolve(o, o->a->qpn, index, 2, pg + 2 * PAGE, 1, rw);
     odp_expect_a(o, 3, QHCA_WC_SEND, QHCA_WC_SUCCESS);
     qt_cq_expect(o->t, o->cq_b, o->b->qpn, QHCA_WC_RECV, QHCA_WC_SUCCESS);
     odp_assert_mem(o, src, data + 3000, 5000);
@@ -1160,12 +1130,7 @@ static void test_invalidate(void)
     odp_post(o, &w, src, PAGE, o->lkey);
     odp_expect_fault(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER, index,
                      ODP_IOVA, PAGE, true);
-    odp_rnr_wait(o, 1);
-    odp_map(o, index, 0, new, 1, rw);
-    g_assert_cmpuint(odp_resume(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
-    odp_rnr_retry(o);
+    odp_resolve_responder(o, 1, index, 0, new, 1, rw);
     odp_expect_a(o, 2, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
     odp_assert_mem(o, new, two, PAGE);
     odp_assert_mem(o, old, one, PAGE);
@@ -1178,12 +1143,7 @@ static void test_invalidate(void)
     odp_post(o, &w, src, 0x100, o->lkey);
     odp_expect_fault(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER, index,
                      ODP_IOVA + 0x10, 0x100, false);
-    odp_rnr_wait(o, 2);
-    odp_map(o, index, 0, old, 1, QHCA_ODP_PAGE_READ);
-    g_assert_cmpuint(odp_resume(o, o->b->qpn, QHCA_PAGE_FAULT_RESPONDER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
-    odp_rnr_retry(o);
+    odp_resolve_responder(o, 2, index, 0, old, 1, QHCA_ODP_PAGE_READ);
     odp_expect_a(o, 3, QHCA_WC_RDMA_READ, QHCA_WC_SUCCESS);
     odp_assert_mem(o, src, one + 0x10, 0x100);
     g_assert_cmpuint(odp_cnt(o, QHCA_CNT_ODP_UNMAPS), ==, 2);
@@ -1212,10 +1172,7 @@ static void test_implicit(void)
     odp_post(o, &w, va + 0x80, 0x200, odp_key(index));
     odp_expect_fault(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER, index,
                      va + 0x80, 0x200, false);
-    odp_map(o, index, va >> 12, pg, 1, QHCA_ODP_PAGE_READ);
-    g_assert_cmpuint(odp_resume(o, o->a->qpn, QHCA_PAGE_FAULT_REQUESTER,
-                                QHCA_PAGE_FAULT_RESOLVED), ==,
-                     QHCA_AQ_SUCCESS);
+    odp_resolve(o, o->a->qpn, index, va >> 12, pg, 1, QHCA_ODP_PAGE_READ);
     odp_expect_a(o, 1, QHCA_WC_RDMA_WRITE, QHCA_WC_SUCCESS);
     odp_assert_mem(o, dst, data + 0x80, 0x200);
     /* The last page of the 2^57 bytes can be mapped; the one after not. */

@@ -1569,3 +1569,52 @@ bool qt_roce_parse(const uint8_t *frame, size_t len, QtRoce *r)
     r->psn = ldl_be_p(b + 8) & 0xffffff;
     return true;
 }
+
+/* ------------------------------------------------------------------ */
+/* On-demand paging (1.8)                                              */
+
+uint8_t qt_odp_map(QhcaTest *t, uint32_t index, uint64_t first,
+                   uint64_t pbl, uint32_t npages)
+{
+    struct qhca_cmd_odp_map c = {
+        .first_page = cpu_to_le64(first),
+        .pbl_addr = cpu_to_le64(pbl),
+        .index = cpu_to_le32(index),
+        .npages = cpu_to_le32(npages),
+    };
+
+    return qt_cmd(t, QHCA_CMD_ODP_MAP, &c, sizeof(c), NULL);
+}
+
+uint8_t qt_odp_unmap(QhcaTest *t, uint32_t index, uint64_t first,
+                     uint64_t npages)
+{
+    struct qhca_cmd_odp_unmap c = {
+        .first_page = cpu_to_le64(first),
+        .npages = cpu_to_le64(npages),
+        .index = cpu_to_le32(index),
+    };
+
+    return qt_cmd(t, QHCA_CMD_ODP_UNMAP, &c, sizeof(c), NULL);
+}
+
+uint8_t qt_query_page_fault(QhcaTest *t, uint32_t qpn,
+                            struct qhca_page_fault_info *info)
+{
+    struct qhca_cmd_query_page_fault c = { .qpn = cpu_to_le32(qpn) };
+
+    return qt_query(t, QHCA_CMD_QUERY_PAGE_FAULT, &c, sizeof(c), info,
+                    sizeof(*info));
+}
+
+uint8_t qt_resume_page_fault(QhcaTest *t, uint32_t qpn, uint8_t kind,
+                             uint8_t status)
+{
+    struct qhca_cmd_resume_page_fault c = {
+        .qpn = cpu_to_le32(qpn),
+        .kind = kind,
+        .status = status,
+    };
+
+    return qt_cmd(t, QHCA_CMD_RESUME_PAGE_FAULT, &c, sizeof(c), NULL);
+}

@@ -295,6 +295,20 @@ uint16_t qt_qp_post_recv(QhcaTest *t, QhcaQp *qp, uint64_t wr_id,
                          const struct qhca_sge *sge, unsigned nsge);
 
 /*
+ * 1.8: the on-demand paging commands, each returning its status: ODP_MAP
+ * of the @npages entries at @pbl (the caller writes them), ODP_UNMAP,
+ * QUERY_PAGE_FAULT into @info, RESUME_PAGE_FAULT.
+ */
+uint8_t qt_odp_map(QhcaTest *t, uint32_t index, uint64_t first,
+                   uint64_t pbl, uint32_t npages);
+uint8_t qt_odp_unmap(QhcaTest *t, uint32_t index, uint64_t first,
+                     uint64_t npages);
+uint8_t qt_query_page_fault(QhcaTest *t, uint32_t qpn,
+                            struct qhca_page_fault_info *info);
+uint8_t qt_resume_page_fault(QhcaTest *t, uint32_t qpn, uint8_t kind,
+                             uint8_t status);
+
+/*
  * 1.5: the Ethernet port.  qt_start_eth() puts the device on a socket
  * netdev whose other end the test holds: the rest of the segment, as
  * tests/qtest/e1000e-test.c does.  The port's MAC is qt_eth_mac; the

@@ -207,6 +207,9 @@ static void test_query_device(void)
     g_assert_cmphex(le32_to_cpu(a.device_cap_flags) &
                     QHCA_DEV_CAP_DEVICE_MEMORY, !=, 0);
     g_assert_cmpuint(le32_to_cpu(a.dm_size), ==, 256 * 1024);
+    /* 1.8: on-demand paging (qhca-odp-test). */
+    g_assert_cmphex(le32_to_cpu(a.device_cap_flags) &
+                    QHCA_DEV_CAP_ON_DEMAND_PAGING, !=, 0);
     g_assert_cmpuint(a.rsvd0[0] | a.rsvd0[4] | a.rsvd1[0] | a.rsvd1[1] |
                      a.rsvd1[2], ==, 0);
     qhca_stop(t);
