@@ -21,7 +21,8 @@
  *   inval.*    after MADV_DONTNEED, or munmap and a new mmap at the same
  *              address, the next transfer carries the new bytes: the
  *              device kept no old page, on either side.
- *   advise_*   ibv_advise_mr: PREFETCH and PREFETCH_WRITE with the FLUSH
+ *   advise.*, advise_*
+ *              ibv_advise_mr: PREFETCH and PREFETCH_WRITE with the FLUSH
  *              flag map the pages before any access (no fault after),
  *              PREFETCH_NO_FAULT maps only pages already present, and
  *              bad SGEs are refused with errno.
@@ -83,9 +84,9 @@ static void odp_close(struct __test_metadata *_metadata, struct odp_ctx *c)
 	rc_pair_close(_metadata, &c->p);
 }
 
-/* Anonymous private memory the process has not touched: no page yet. */
-static uint8_t *odp_mmap(struct __test_metadata *_metadata,
-			 struct odp_ctx *c, size_t len)
+/* A new mmap the test unmaps at its end: the slot and the call. */
+static uint8_t *odp_map_new(struct __test_metadata *_metadata,
+			    struct odp_ctx *c, size_t len, int prot, int flags)
 {
 	void *mem;
 	int i;
@@ -93,13 +94,20 @@ static uint8_t *odp_mmap(struct __test_metadata *_metadata,
 	for (i = 0; i < ODP_MAX_MAPS && c->map[i].mem; i++)
 		;
 	ASSERT_LT(i, ODP_MAX_MAPS);
-	mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mem = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1,
+		   0);
 	ASSERT_NE(MAP_FAILED, mem) TH_LOG("mmap(%zu): %s", len,
 					  strerror(errno));
 	c->map[i].mem = mem;
 	c->map[i].len = len;
 	return mem;
+}
+
+/* Anonymous private memory the process has not touched: no page yet. */
+static uint8_t *odp_mmap(struct __test_metadata *_metadata,
+			 struct odp_ctx *c, size_t len)
+{
+	return odp_map_new(_metadata, c, len, PROT_READ | PROT_WRITE, 0);
 }
 
 /*
@@ -109,19 +117,7 @@ static uint8_t *odp_mmap(struct __test_metadata *_metadata,
 static uint8_t *odp_reserve(struct __test_metadata *_metadata,
 			    struct odp_ctx *c, size_t len)
 {
-	void *mem;
-	int i;
-
-	for (i = 0; i < ODP_MAX_MAPS && c->map[i].mem; i++)
-		;
-	ASSERT_LT(i, ODP_MAX_MAPS);
-	mem = mmap(NULL, len, PROT_NONE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	ASSERT_NE(MAP_FAILED, mem) TH_LOG("mmap(%zu): %s", len,
-					  strerror(errno));
-	c->map[i].mem = mem;
-	c->map[i].len = len;
-	return mem;
+	return odp_map_new(_metadata, c, len, PROT_NONE, MAP_NORESERVE);
 }
 
 /* New zero pages at [addr, addr + len), in place of what was there. */
@@ -178,6 +174,20 @@ static void odp_dereg(struct __test_metadata *_metadata, struct odp_ctx *c,
 	c->mr[i] = NULL;
 }
 
+/*
+ * Two fresh mmaps of size, l for QP 0's side and r for QP 1's, each with
+ * an ODP MR of its own.
+ */
+static void odp_two(struct __test_metadata *_metadata, struct odp_ctx *c,
+		    size_t size, uint8_t **l, struct ibv_mr **lmr,
+		    uint8_t **r, struct ibv_mr **rmr)
+{
+	*l = odp_mmap(_metadata, c, size);
+	*r = odp_mmap(_metadata, c, size);
+	*lmr = odp_reg(_metadata, c, *l, size, ODP_ACCESS);
+	*rmr = odp_reg(_metadata, c, *r, size, ODP_ACCESS);
+}
+
 /* ---- Counters -------------------------------------------------------- */
 
 struct odp_cnt {
@@ -207,10 +217,10 @@ static void odp_cnt_read(struct __test_metadata *_metadata,
 /* Pages of 4 KiB that [addr, addr + len) touches. */
 static long odp_pages(const void *addr, size_t len)
 {
-	uintptr_t a = (uintptr_t)addr;
+	uintptr_t first = (uintptr_t)addr / PAGE;
+	uintptr_t end = ((uintptr_t)addr + len + PAGE - 1) / PAGE;
 
-	return (long)(((a + len + PAGE - 1) & ~(PAGE - 1)) - (a & ~(PAGE - 1))) /
-	       (long)PAGE;
+	return (long)(end - first);
 }
 
 /* ---- Data ------------------------------------------------------------ */
@@ -327,6 +337,23 @@ static void odp_reconnect(struct __test_metadata *_metadata,
 	rc_pair_connect(_metadata, &c->p);
 }
 
+/* A transfer that must succeed. */
+#define ODP_XFER_OK(c, op, lmr, laddr, rmr, raddr, len, cmp_add, swap)	\
+	ASSERT_EQ(IBV_WC_SUCCESS,					\
+		  odp_xfer(_metadata, (c), (op), (lmr), (laddr), (rmr),	\
+			   (raddr), (len), (cmp_add), (swap)))
+
+/* The setup and teardown of the fixtures that hold an odp_ctx c alone. */
+#define ODP_FIXTURE_OPS(f)						\
+FIXTURE_SETUP(f)							\
+{									\
+	odp_open(_metadata, &self->c);					\
+}									\
+FIXTURE_TEARDOWN(f)							\
+{									\
+	odp_close(_metadata, &self->c);					\
+}
+
 /* ---- caps ------------------------------------------------------------ */
 
 FIXTURE(odp)
@@ -334,19 +361,14 @@ FIXTURE(odp)
 	struct odp_ctx c;
 };
 
-FIXTURE_SETUP(odp)
-{
-	odp_open(_metadata, &self->c);
-}
+ODP_FIXTURE_OPS(odp)
 
-FIXTURE_TEARDOWN(odp)
-{
-	odp_close(_metadata, &self->c);
-}
-
-#define RC_ODP_OPS	(uint32_t)(IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |	\
-			 IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |	\
-			 IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV)
+#define RC_ODP_OPS	((uint32_t)(IBV_ODP_SUPPORT_SEND |		\
+				    IBV_ODP_SUPPORT_RECV |		\
+				    IBV_ODP_SUPPORT_WRITE |		\
+				    IBV_ODP_SUPPORT_READ |		\
+				    IBV_ODP_SUPPORT_ATOMIC |		\
+				    IBV_ODP_SUPPORT_SRQ_RECV))
 
 /*
  * qhca0 pages on demand: a device without the capability fails here (no
@@ -385,15 +407,7 @@ FIXTURE_VARIANT_ADD(rc, send) { .op = IBV_WR_SEND };
 FIXTURE_VARIANT_ADD(rc, write) { .op = IBV_WR_RDMA_WRITE };
 FIXTURE_VARIANT_ADD(rc, read) { .op = IBV_WR_RDMA_READ };
 
-FIXTURE_SETUP(rc)
-{
-	odp_open(_metadata, &self->c);
-}
-
-FIXTURE_TEARDOWN(rc)
-{
-	odp_close(_metadata, &self->c);
-}
+ODP_FIXTURE_OPS(rc)
 
 /*
  * Where each message goes: 1 byte, across one page line, over several
@@ -430,10 +444,7 @@ TEST_F_TIMEOUT(rc, fresh_pages, 240)
 		struct ibv_mr *lmr, *rmr;
 		uint32_t seed = 100 + i;
 
-		l = odp_mmap(_metadata, &self->c, size);
-		r = odp_mmap(_metadata, &self->c, size);
-		lmr = odp_reg(_metadata, &self->c, l, size, ODP_ACCESS);
-		rmr = odp_reg(_metadata, &self->c, r, size, ODP_ACCESS);
+		odp_two(_metadata, &self->c, size, &l, &lmr, &r, &rmr);
 		src = read ? r : l;
 		dst = read ? l : r;
 		rc_fill(src + off, len, seed);
@@ -479,15 +490,7 @@ FIXTURE_VARIANT_ADD(atomic, fetch_add) {
 };
 FIXTURE_VARIANT_ADD(atomic, cmp_swap) { .op = IBV_WR_ATOMIC_CMP_AND_SWP };
 
-FIXTURE_SETUP(atomic)
-{
-	odp_open(_metadata, &self->c);
-}
-
-FIXTURE_TEARDOWN(atomic)
-{
-	odp_close(_metadata, &self->c);
-}
+ODP_FIXTURE_OPS(atomic)
 
 /*
  * An atomic on the last word of a page: the responder's word, written by
@@ -506,18 +509,14 @@ TEST_F_TIMEOUT(atomic, fresh_pages, 120)
 	uint64_t *lw, *rw;
 	uint8_t *l, *r;
 
-	l = odp_mmap(_metadata, &self->c, size);
-	r = odp_mmap(_metadata, &self->c, size);
-	lmr = odp_reg(_metadata, &self->c, l, size, ODP_ACCESS);
-	rmr = odp_reg(_metadata, &self->c, r, size, ODP_ACCESS);
+	odp_two(_metadata, &self->c, size, &l, &lmr, &r, &rmr);
 	lw = (uint64_t *)(l + off);
 	rw = (uint64_t *)(r + off);
 	*rw = v;
 
 	odp_cnt_read(_metadata, &c0);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, variant->op, lmr, lw, rmr, rw,
-			   8, fadd ? add : v, swap));
+	ODP_XFER_OK(&self->c, variant->op, lmr, lw, rmr, rw, 8, fadd ? add : v,
+		    swap);
 	odp_cnt_read(_metadata, &c1);
 	EXPECT_EQ(v, *lw);
 	EXPECT_EQ(fadd ? v + add : swap, *rw);
@@ -533,9 +532,7 @@ TEST_F_TIMEOUT(atomic, fresh_pages, 120)
 
 	/* A compare that no longer matches: the word stays. */
 	*rw = swap;
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, variant->op, lmr, lw, rmr, rw,
-			   8, v, v));
+	ODP_XFER_OK(&self->c, variant->op, lmr, lw, rmr, rw, 8, v, v);
 	EXPECT_EQ(swap, *lw);
 	EXPECT_EQ(swap, *rw);
 }
@@ -654,7 +651,7 @@ TEST_F_TIMEOUT(odp, implicit, 120)
 	base = (uint8_t *)(((uintptr_t)resv + GIB - 1) & ~(GIB - 1));
 	a = base + GIB - 2 * PAGE;		/* 4 pages across the line */
 	b = base + 2 * GIB + 5 * PAGE;		/* 3 pages */
-	d = base + 3 * GIB - 3 * PAGE;		/* 4 pages across a line */
+	d = base + 3 * GIB - 3 * PAGE;		/* 4, across another */
 	odp_mmap_at(_metadata, a, 4 * PAGE);
 	odp_mmap_at(_metadata, b, 3 * PAGE);
 	odp_mmap_at(_metadata, d, 4 * PAGE);
@@ -665,26 +662,22 @@ TEST_F_TIMEOUT(odp, implicit, 120)
 
 	odp_cnt_read(_metadata, &c0);
 	/* a's bytes across the 1 GiB line to b. */
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE, imr,
-			   a + PAGE + 10, imr, b + 100, 2 * PAGE, 0, 0));
+	ODP_XFER_OK(&self->c, IBV_WR_RDMA_WRITE, imr, a + PAGE + 10, imr,
+		    b + 100, 2 * PAGE, 0, 0);
 	ODP_EXPECT_DELIVERED(b, 3 * PAGE, 100, 2 * PAGE, 1);
 	/* READ them from b into d, across its own 1 GiB line. */
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_READ, imr,
-			   d + PAGE - 50, imr, b + 100, 2 * PAGE, 0, 0));
+	ODP_XFER_OK(&self->c, IBV_WR_RDMA_READ, imr, d + PAGE - 50, imr,
+		    b + 100, 2 * PAGE, 0, 0);
 	ODP_EXPECT_DELIVERED(d, 4 * PAGE, PAGE - 50, 2 * PAGE, 1);
 	/* SEND them from d to e, wherever the kernel put e. */
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_SEND, imr,
-			   d + PAGE - 50, imr, e + 7, 2 * PAGE, 0, 0));
+	ODP_XFER_OK(&self->c, IBV_WR_SEND, imr, d + PAGE - 50, imr, e + 7,
+		    2 * PAGE, 0, 0);
 	ODP_EXPECT_DELIVERED(e, 3 * PAGE, 7, 2 * PAGE, 1);
 	/* FETCH_AND_ADD on b's last word, the result in e's. */
 	w = (uint64_t *)(b + 3 * PAGE - 8);
 	*w = 40;
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_ATOMIC_FETCH_AND_ADD,
-			   imr, e + 3 * PAGE - 8, imr, w, 8, 2, 0));
+	ODP_XFER_OK(&self->c, IBV_WR_ATOMIC_FETCH_AND_ADD, imr,
+		    e + 3 * PAGE - 8, imr, w, 8, 2, 0);
 	EXPECT_EQ(42ULL, *w);
 	EXPECT_EQ(40ULL, *(uint64_t *)(e + 3 * PAGE - 8));
 	odp_cnt_read(_metadata, &c1);
@@ -709,15 +702,7 @@ FIXTURE_VARIANT(inval)
 FIXTURE_VARIANT_ADD(inval, dontneed) { .remap = false };
 FIXTURE_VARIANT_ADD(inval, remap) { .remap = true };
 
-FIXTURE_SETUP(inval)
-{
-	odp_open(_metadata, &self->c);
-}
-
-FIXTURE_TEARDOWN(inval)
-{
-	odp_close(_metadata, &self->c);
-}
+ODP_FIXTURE_OPS(inval)
 
 /*
  * New zero pages at [mem, mem + len) in place of the old ones, as the
@@ -741,58 +726,41 @@ static void odp_replace(struct __test_metadata *_metadata, bool remap,
 }
 
 /*
- * After traffic over both MRs, each side's pages are replaced in turn
- * (the data source and the destination, of a WRITE and of a READ), with
- * new contents where there is a source: every transfer after carries the
- * new bytes into the new pages, so the device kept no old page.
+ * After traffic over both MRs, each side's pages are replaced in turn: a
+ * WRITE's source and destination, a READ's source and destination.  The
+ * source gets new bytes each time, and every transfer after a replacement
+ * carries them, into the new pages where those are the destination, with
+ * nothing around them: the device kept no old page.
  */
 TEST_F_TIMEOUT(inval, both_sides, 120)
 {
 	const size_t size = 3 * PAGE, off = PAGE - 300, len = PAGE + 600;
-	bool remap = variant->remap;
+	static const struct {
+		char replace;	/* 'l', 'r' or 0: whose pages first */
+		enum ibv_wr_opcode op;
+	} steps[] = {
+		{ 0, IBV_WR_RDMA_WRITE },	/* both faulted in */
+		{ 'l', IBV_WR_RDMA_WRITE },	/* the WRITE's source */
+		{ 'r', IBV_WR_RDMA_WRITE },	/* the WRITE's destination */
+		{ 'r', IBV_WR_RDMA_READ },	/* the READ's source */
+		{ 'l', IBV_WR_RDMA_READ },	/* the READ's destination */
+	};
 	struct ibv_mr *lmr, *rmr;
-	uint8_t *l, *r;
+	uint8_t *l, *r, *src, *dst;
+	unsigned int i;
 
-	l = odp_mmap(_metadata, &self->c, size);
-	r = odp_mmap(_metadata, &self->c, size);
-	lmr = odp_reg(_metadata, &self->c, l, size, ODP_ACCESS);
-	rmr = odp_reg(_metadata, &self->c, r, size, ODP_ACCESS);
-
-	/* The WRITE's source. */
-	rc_fill(l + off, len, 1);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE, lmr,
-			   l + off, rmr, r + off, len, 0, 0));
-	ODP_EXPECT_DELIVERED(r, size, off, len, 1);
-	odp_replace(_metadata, remap, l, size);
-	rc_fill(l + off, len, 2);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE, lmr,
-			   l + off, rmr, r + off, len, 0, 0));
-	ODP_EXPECT_DELIVERED(r, size, off, len, 2);
-
-	/* The WRITE's destination: the new bytes in the new pages. */
-	odp_replace(_metadata, remap, r, size);
-	rc_fill(l + off, len, 3);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE, lmr,
-			   l + off, rmr, r + off, len, 0, 0));
-	ODP_EXPECT_DELIVERED(r, size, off, len, 3);
-
-	/* The READ's source, r, now holding 3. */
-	odp_replace(_metadata, remap, r, size);
-	rc_fill(r + off, len, 4);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_READ, lmr,
-			   l + off, rmr, r + off, len, 0, 0));
-	RC_EXPECT_PATTERN(l + off, len, 4);
-
-	/* The READ's destination. */
-	odp_replace(_metadata, remap, l, size);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_READ, lmr,
-			   l + off, rmr, r + off, len, 0, 0));
-	ODP_EXPECT_DELIVERED(l, size, off, len, 4);
+	odp_two(_metadata, &self->c, size, &l, &lmr, &r, &rmr);
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		if (steps[i].replace)
+			odp_replace(_metadata, variant->remap,
+				    steps[i].replace == 'l' ? l : r, size);
+		src = steps[i].op == IBV_WR_RDMA_READ ? r : l;
+		dst = src == l ? r : l;
+		rc_fill(src + off, len, i + 1);
+		ODP_XFER_OK(&self->c, steps[i].op, lmr, l + off, rmr, r + off,
+			    len, 0, 0);
+		ODP_EXPECT_DELIVERED(dst, size, off, len, i + 1);
+	}
 }
 
 /* ---- advise_*: ibv_advise_mr ------------------------------------------ */
@@ -809,107 +777,80 @@ static int odp_advise(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 }
 
 /*
- * PREFETCH_WRITE, synchronous: the pages are mapped (writable) when the
- * call returns, and a WRITE into them faults no more.
+ * advise.*.sync: each advice with the FLUSH flag, which makes it
+ * synchronous.  The pages are mapped when the call returns, without a
+ * fault, and the WRITE that uses them after faults no more:
+ *   prefetch_write  4 untouched pages, all mapped writable: the WRITE's
+ *                   destination;
+ *   prefetch        4 pages (3 written by the process), all mapped: the
+ *                   WRITE's source;
+ *   no_fault        2 pages written of 4: those 2 mapped and not the 2
+ *                   untouched ones (they do not exist yet, and this advice
+ *                   creates none): the WRITE's source.
+ * The other side of the WRITE is a pinned MR.
  */
-TEST_F_TIMEOUT(odp, advise_prefetch_write, 120)
+FIXTURE(advise)
 {
-	const size_t size = 4 * PAGE, off = PAGE - 10, len = 2 * PAGE;
-	struct odp_cnt c0, c1, c2;
-	struct ibv_mr *rmr;
-	uint8_t *r;
+	struct odp_ctx c;
+};
 
-	rc_buf_alloc(_metadata, &self->c.pinned, self->c.p.pd, size,
-		     RC_ACCESS_ALL);
-	r = odp_mmap(_metadata, &self->c, size);
-	rmr = odp_reg(_metadata, &self->c, r, size, ODP_ACCESS);
+FIXTURE_VARIANT(advise)
+{
+	enum ibv_advise_mr_advice advice;
+	bool dst;		/* the ODP MR is the WRITE's destination */
+	size_t off, len;	/* the WRITE's range in it */
+	long mapped;		/* pages the advice maps, at least */
+	bool exact;		/* and no more */
+};
+
+FIXTURE_VARIANT_ADD(advise, prefetch_write) {
+	.advice = IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, .dst = true,
+	.off = PAGE - 10, .len = 2 * PAGE, .mapped = 4,
+};
+FIXTURE_VARIANT_ADD(advise, prefetch) {
+	.advice = IBV_ADVISE_MR_ADVICE_PREFETCH,
+	.off = 123, .len = 2 * PAGE + 5, .mapped = 4,
+};
+FIXTURE_VARIANT_ADD(advise, no_fault) {
+	.advice = IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
+	.off = 0, .len = 2 * PAGE, .mapped = 2, .exact = true,
+};
+
+ODP_FIXTURE_OPS(advise)
+
+TEST_F_TIMEOUT(advise, sync, 120)
+{
+	const size_t size = 4 * PAGE, off = variant->off, len = variant->len;
+	struct rc_buf *pin = &self->c.pinned;
+	struct odp_cnt c0, c1, c2;
+	struct ibv_mr *mr;
+	uint8_t *m;
+
+	rc_buf_alloc(_metadata, pin, self->c.p.pd, size, RC_ACCESS_ALL);
+	m = odp_mmap(_metadata, &self->c, size);
+	mr = odp_reg(_metadata, &self->c, m, size, ODP_ACCESS);
+	rc_fill(variant->dst ? pin->mem : m + off, len, 5);
 
 	odp_cnt_read(_metadata, &c0);
-	ASSERT_EQ(0, odp_advise(self->c.p.pd,
-				IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
-				IBV_ADVISE_MR_FLAG_FLUSH, rmr, r, size));
+	ASSERT_EQ(0, odp_advise(self->c.p.pd, variant->advice,
+				IBV_ADVISE_MR_FLAG_FLUSH, mr, m, size));
 	odp_cnt_read(_metadata, &c1);
-	EXPECT_LE(c0.mapped + 4, c1.mapped);
+	if (variant->exact) {
+		EXPECT_EQ(c0.mapped + variant->mapped, c1.mapped);
+	} else {
+		EXPECT_LE(c0.mapped + variant->mapped, c1.mapped);
+	}
 	EXPECT_EQ(c0.faults, c1.faults);
 
-	rc_fill(self->c.pinned.mem, len, 5);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE,
-			   self->c.pinned.mr, self->c.pinned.mem, rmr,
-			   r + off, len, 0, 0));
+	if (variant->dst) {
+		ODP_XFER_OK(&self->c, IBV_WR_RDMA_WRITE, pin->mr, pin->mem,
+			    mr, m + off, len, 0, 0);
+	} else {
+		ODP_XFER_OK(&self->c, IBV_WR_RDMA_WRITE, mr, m + off, pin->mr,
+			    pin->mem + off, len, 0, 0);
+	}
 	odp_cnt_read(_metadata, &c2);
-	ODP_EXPECT_DELIVERED(r, size, off, len, 5);
-	EXPECT_EQ(c1.faults, c2.faults) TH_LOG("the prefetched pages faulted");
-}
-
-/*
- * PREFETCH (for reading), synchronous: the pages of a WRITE's source are
- * mapped when the call returns, and the WRITE faults no more.
- */
-TEST_F_TIMEOUT(odp, advise_prefetch, 120)
-{
-	const size_t size = 3 * PAGE, off = 123, len = 2 * PAGE + 5;
-	struct odp_cnt c0, c1, c2;
-	struct ibv_mr *lmr;
-	uint8_t *l;
-
-	rc_buf_alloc(_metadata, &self->c.pinned, self->c.p.pd, size,
-		     RC_ACCESS_ALL);
-	l = odp_mmap(_metadata, &self->c, size);
-	lmr = odp_reg(_metadata, &self->c, l, size, ODP_ACCESS);
-	rc_fill(l + off, len, 6);
-
-	odp_cnt_read(_metadata, &c0);
-	ASSERT_EQ(0, odp_advise(self->c.p.pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
-				IBV_ADVISE_MR_FLAG_FLUSH, lmr, l, size));
-	odp_cnt_read(_metadata, &c1);
-	EXPECT_LE(c0.mapped + 3, c1.mapped);
-	EXPECT_EQ(c0.faults, c1.faults);
-
-	memset(self->c.pinned.mem, 0, size);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE, lmr,
-			   l + off, self->c.pinned.mr, self->c.pinned.mem + off,
-			   len, 0, 0));
-	odp_cnt_read(_metadata, &c2);
-	ODP_EXPECT_DELIVERED(self->c.pinned.mem, size, off, len, 6);
-	EXPECT_EQ(c1.faults, c2.faults) TH_LOG("the prefetched pages faulted");
-}
-
-/*
- * PREFETCH_NO_FAULT, synchronous: of four pages, the two the process
- * wrote are mapped and the two it never touched are not (they do not
- * exist yet, and this advice creates none); a WRITE from the first two
- * faults no more.
- */
-TEST_F_TIMEOUT(odp, advise_no_fault, 120)
-{
-	const size_t size = 4 * PAGE;
-	struct odp_cnt c0, c1, c2;
-	struct ibv_mr *lmr;
-	uint8_t *l;
-
-	rc_buf_alloc(_metadata, &self->c.pinned, self->c.p.pd, size,
-		     RC_ACCESS_ALL);
-	l = odp_mmap(_metadata, &self->c, size);
-	lmr = odp_reg(_metadata, &self->c, l, size, ODP_ACCESS);
-	rc_fill(l, 2 * PAGE, 7);
-
-	odp_cnt_read(_metadata, &c0);
-	ASSERT_EQ(0, odp_advise(self->c.p.pd,
-				IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
-				IBV_ADVISE_MR_FLAG_FLUSH, lmr, l, size));
-	odp_cnt_read(_metadata, &c1);
-	EXPECT_EQ(c0.mapped + 2, c1.mapped);
-	EXPECT_EQ(c0.faults, c1.faults);
-
-	memset(self->c.pinned.mem, 0, size);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE, lmr, l,
-			   self->c.pinned.mr, self->c.pinned.mem, 2 * PAGE,
-			   0, 0));
-	odp_cnt_read(_metadata, &c2);
-	ODP_EXPECT_DELIVERED(self->c.pinned.mem, size, 0, 2 * PAGE, 7);
+	ODP_EXPECT_DELIVERED(variant->dst ? m : pin->mem, size, off, len, 5);
 	EXPECT_EQ(c1.faults, c2.faults) TH_LOG("the prefetched pages faulted");
 }
 
@@ -932,10 +873,8 @@ TEST_F_TIMEOUT(odp, advise_async, 120)
 				IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, 0, rmr, r,
 				size));
 	rc_fill(self->c.pinned.mem, len, 8);
-	ASSERT_EQ(IBV_WC_SUCCESS,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE,
-			   self->c.pinned.mr, self->c.pinned.mem, rmr,
-			   r + off, len, 0, 0));
+	ODP_XFER_OK(&self->c, IBV_WR_RDMA_WRITE, self->c.pinned.mr,
+		    self->c.pinned.mem, rmr, r + off, len, 0, 0);
 	ODP_EXPECT_DELIVERED(r, size, off, len, 8);
 }
 
@@ -1008,6 +947,22 @@ TEST_F_TIMEOUT(odp, advise_refused, 120)
 /* ---- errors ----------------------------------------------------------- */
 
 /*
+ * A transfer whose fault cannot be resolved: it completes with status,
+ * and odp_faults_failed moved; then both QPs are connected again.
+ */
+#define ODP_XFER_FAILS(status, op, lmr, laddr, rmr, raddr, len) do {	\
+	struct odp_cnt __c0, __c1;					\
+									\
+	odp_cnt_read(_metadata, &__c0);					\
+	EXPECT_EQ((status), odp_xfer(_metadata, &self->c, (op), (lmr),	\
+				     (laddr), (rmr), (raddr), (len),	\
+				     0, 0));				\
+	odp_cnt_read(_metadata, &__c1);					\
+	EXPECT_LT(__c0.failed, __c1.failed);				\
+	odp_reconnect(_metadata, &self->c);				\
+} while (0)
+
+/*
  * A local access to a page of an ODP MR that the process munmapped after
  * registering it cannot be resolved: the WQE completes LOC_PROT_ERR, for
  * a WRITE's gather as for a READ's scatter, and nothing reaches the
@@ -1017,31 +972,18 @@ TEST_F_TIMEOUT(odp, local_unmapped, 120)
 {
 	const size_t size = 3 * PAGE;
 	struct ibv_mr *lmr, *rmr;
-	struct odp_cnt c0, c1;
 	uint8_t *l, *r;
 
-	l = odp_mmap(_metadata, &self->c, size);
-	r = odp_mmap(_metadata, &self->c, size);
-	lmr = odp_reg(_metadata, &self->c, l, size, ODP_ACCESS);
-	rmr = odp_reg(_metadata, &self->c, r, size, ODP_ACCESS);
+	odp_two(_metadata, &self->c, size, &l, &lmr, &r, &rmr);
 	rc_fill(l, size, 9);
 	ASSERT_EQ(0, munmap(l + PAGE, PAGE));
 
-	odp_cnt_read(_metadata, &c0);
-	EXPECT_EQ(IBV_WC_LOC_PROT_ERR,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE, lmr,
-			   l + PAGE - 100, rmr, r, 300, 0, 0));
-	odp_cnt_read(_metadata, &c1);
-	EXPECT_LT(c0.failed, c1.failed);
+	ODP_XFER_FAILS(IBV_WC_LOC_PROT_ERR, IBV_WR_RDMA_WRITE, lmr,
+		       l + PAGE - 100, rmr, r, 300);
 	ODP_EXPECT_ZERO(r, size);
-
-	odp_reconnect(_metadata, &self->c);
 	rc_fill(r, size, 10);
-	EXPECT_EQ(IBV_WC_LOC_PROT_ERR,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_READ, lmr,
-			   l + PAGE + 8, rmr, r, 100, 0, 0));
-	odp_cnt_read(_metadata, &c0);
-	EXPECT_LT(c1.failed, c0.failed);
+	ODP_XFER_FAILS(IBV_WC_LOC_PROT_ERR, IBV_WR_RDMA_READ, lmr,
+		       l + PAGE + 8, rmr, r, 100);
 	/* The pages around the hole hold what the process wrote. */
 	RC_EXPECT_PATTERN(l, PAGE, 9);
 	RC_EXPECT_PATTERN(r, size, 10);
@@ -1057,32 +999,19 @@ TEST_F_TIMEOUT(odp, remote_unmapped, 120)
 {
 	const size_t size = 3 * PAGE;
 	struct ibv_mr *lmr, *rmr;
-	struct odp_cnt c0, c1;
 	uint8_t *l, *r;
 
-	l = odp_mmap(_metadata, &self->c, size);
-	r = odp_mmap(_metadata, &self->c, size);
-	lmr = odp_reg(_metadata, &self->c, l, size, ODP_ACCESS);
-	rmr = odp_reg(_metadata, &self->c, r, size, ODP_ACCESS);
+	odp_two(_metadata, &self->c, size, &l, &lmr, &r, &rmr);
 	ASSERT_EQ(0, munmap(r + PAGE, PAGE));
 	rc_fill(l, size, 11);
 
-	odp_cnt_read(_metadata, &c0);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_WRITE, lmr, l,
-			   rmr, r + PAGE + 8, 100, 0, 0));
-	odp_cnt_read(_metadata, &c1);
-	EXPECT_LT(c0.failed, c1.failed);
+	ODP_XFER_FAILS(IBV_WC_REM_ACCESS_ERR, IBV_WR_RDMA_WRITE, lmr, l, rmr,
+		       r + PAGE + 8, 100);
 	ODP_EXPECT_ZERO(r, PAGE);
 	ODP_EXPECT_ZERO(r + 2 * PAGE, PAGE);
-
-	odp_reconnect(_metadata, &self->c);
 	memset(l, 0, size);
-	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  odp_xfer(_metadata, &self->c, IBV_WR_RDMA_READ, lmr, l, rmr,
-			   r + PAGE - 8, 100, 0, 0));
-	odp_cnt_read(_metadata, &c0);
-	EXPECT_LT(c1.failed, c0.failed);
+	ODP_XFER_FAILS(IBV_WC_REM_ACCESS_ERR, IBV_WR_RDMA_READ, lmr, l, rmr,
+		       r + PAGE - 8, 100);
 	ODP_EXPECT_ZERO(l, size);
 }
 
