@@ -588,9 +588,8 @@ QhcaMrCopy qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
         return QHCA_MR_COPY_OK;
     }
     if (mr->phys) {
-        return (to_mr ? qhca_dma_write(s, addr, p, len) :
-                        qhca_dma_read(s, addr, p, len)) ?
-               QHCA_MR_COPY_OK : QHCA_MR_COPY_NOT_RAM;
+        return qhca_dma_copy(s, addr, p, len, to_mr) ? QHCA_MR_COPY_OK
+                                                     : QHCA_MR_COPY_NOT_RAM;
     }
 
     pgsize = 1ull << mr->page_shift;
@@ -608,8 +607,7 @@ QhcaMrCopy qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
             page++;
             n = MIN(len, n + pgsize);
         }
-        if (!(to_mr ? qhca_dma_write(s, gpa, p, n) :
-                      qhca_dma_read(s, gpa, p, n))) {
+        if (!qhca_dma_copy(s, gpa, p, n, to_mr)) {
             return QHCA_MR_COPY_NOT_RAM;
         }
         p += n;

@@ -125,8 +125,7 @@ QhcaMrCopy qhca_odp_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
         uint64_t gpa = (entry & QHCA_ODP_PAGE_ADDR) + (off & (pgsize - 1));
         uint64_t n = MIN(len, pgsize - (off & (pgsize - 1)));
 
-        if (!(to_mr ? qhca_dma_write(s, gpa, p, n) :
-                      qhca_dma_read(s, gpa, p, n))) {
+        if (!qhca_dma_copy(s, gpa, p, n, to_mr)) {
             return QHCA_MR_COPY_NOT_RAM;
         }
         p += n;

@@ -266,6 +266,14 @@ bool qhca_dma_write(QhcaState *s, uint64_t addr, const void *buf,
                     uint64_t len);
 bool qhca_dma_write_entry(QhcaState *s, uint64_t addr, void *entry,
                           size_t size, size_t flags_offset, uint8_t phase);
+
+/* A transfer between @buf and guest RAM, into RAM if @to_guest. */
+static inline bool qhca_dma_copy(QhcaState *s, uint64_t addr, void *buf,
+                                 uint64_t len, bool to_guest)
+{
+    return to_guest ? qhca_dma_write(s, addr, buf, len) :
+                      qhca_dma_read(s, addr, buf, len);
+}
 void qhca_dma_ring_failed(QhcaState *s, const char *ring, uint64_t addr);
 
 /* qhca-admin.c */
