@@ -1570,6 +1570,96 @@ static void test_timer_late(void)
     roce_finish(r, 0);
 }
 
+/*
+ * On-demand paging (1.8) as the peer sees it: an RDMA WRITE into an
+ * absent page of B's ODP MR is answered with an RNR NAK (B's
+ * min_rnr_timer, the request's PSN), and so is the same WRITE sent again
+ * while the fault waits, without a second fault; once the page is mapped
+ * and the fault resumed, the WRITE sent a third time is ACKed and lands.
+ * This is what an rxe requester meets, and retries on its RNR timer.
+ */
+static void test_odp_rnr(void)
+{
+    struct qhca_cmd_reg_mr c;
+    struct qhca_page_fault_info info;
+    uint8_t reth[16], data[64];
+    const uint64_t iova = 0x7f5500000000ull;
+    uint64_t page, e;
+    uint32_t index, key;
+    size_t len;
+    QtRoce p;
+    Roce *r;
+    int i;
+
+    r = roce_start(false);
+    if (!r) {
+        return;
+    }
+    c = (struct qhca_cmd_reg_mr) {
+        .iova = cpu_to_le64(iova),
+        .length = cpu_to_le64(4 * 4096),
+        .pdn = cpu_to_le32(r->pdn),
+        .access = QHCA_ACCESS_LOCAL_WRITE | QHCA_ACCESS_REMOTE_WRITE,
+        .key = 0x0d,
+        .page_shift = 12,
+        .flags = QHCA_MR_F_ODP,
+    };
+    g_assert_cmpuint(qt_cmd(r->t, QHCA_CMD_REG_MR, &c, sizeof(c), &index),
+                     ==, QHCA_AQ_SUCCESS);
+    key = index << 8 | c.key;
+    for (i = 0; i < sizeof(data); i++) {
+        data[i] = 0x80 + i;
+    }
+    stq_be_p(reth, iova + 4096 + 0x20);
+    stl_be_p(reth + 8, key);
+    stl_be_p(reth + 12, sizeof(data));
+
+    for (i = 0; i < 2; i++) {
+        uint8_t *ib;
+
+        len = roce_build(r, r->frame, OP_WRITE_ONLY, r->b.qpn, ROCE_PSN_A,
+                         reth, sizeof(reth), data, sizeof(data));
+        qt_wire_send(r->t, r->frame, len);
+        len = roce_expect_frame(r, &p);
+        ib = r->frame + p.ib;
+        roce_check_headers(r, r->frame, len, &p, r->b.qpn, r->a.qpn);
+        g_assert_cmphex(p.opcode, ==, OP_ACK);
+        g_assert_cmphex(p.psn, ==, ROCE_PSN_A);
+        g_assert_cmphex(ib[12], ==, QT_AETH_RNR_NAK | qt_rc_path.min_rnr_timer);
+        g_assert_cmpuint(qt_query_page_fault(r->t, r->b.qpn, &info), ==,
+                         QHCA_AQ_SUCCESS);
+        g_assert_cmphex(info.fault[QHCA_PAGE_FAULT_RESPONDER].flags, ==,
+                        QHCA_PAGE_FAULT_F_PENDING | QHCA_PAGE_FAULT_F_WRITE);
+        g_assert_cmphex(le32_to_cpu(info.fault[QHCA_PAGE_FAULT_RESPONDER].psn),
+                        ==, ROCE_PSN_A);
+        g_assert_cmphex(le64_to_cpu(info.fault[QHCA_PAGE_FAULT_RESPONDER].addr),
+                        ==, iova + 4096 + 0x20);
+    }
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_ODP_PAGE_FAULTS), ==, 1);
+    g_assert_cmpuint(roce_count(r, QHCA_CNT_RNR_NAKS_SENT), ==, 2);
+
+    page = ROUND_UP(r->buf, 4096);
+    e = cpu_to_le64(page | QHCA_ODP_PAGE_READ | QHCA_ODP_PAGE_WRITE);
+    qtest_memwrite(r->t->qts, r->buf + ROCE_BUF_SIZE - 8, &e, 8);
+    g_assert_cmpuint(qt_odp_map(r->t, index, 1, r->buf + ROCE_BUF_SIZE - 8,
+                                1), ==, QHCA_AQ_SUCCESS);
+    g_assert_cmpuint(qt_resume_page_fault(r->t, r->b.qpn,
+                                          QHCA_PAGE_FAULT_RESPONDER,
+                                          QHCA_PAGE_FAULT_RESOLVED), ==,
+                     QHCA_AQ_SUCCESS);
+    len = roce_build(r, r->frame, OP_WRITE_ONLY, r->b.qpn, ROCE_PSN_A,
+                     reth, sizeof(reth), data, sizeof(data));
+    qt_wire_send(r->t, r->frame, len);
+    roce_expect_ack(r, r->b.qpn, r->a.qpn, ROCE_PSN_A, 1, &p);
+    {
+        uint8_t got[sizeof(data)];
+
+        qtest_memread(r->t->qts, page + 0x20, got, sizeof(got));
+        g_assert(!memcmp(got, data, sizeof(data)));
+    }
+    roce_finish(r, 0);
+}
+
 int main(int argc, char **argv)
 {
     if (!qt_init(&argc, &argv)) {
@@ -1599,5 +1689,6 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/roce/window", test_window);
     qtest_add_func("/qhca/roce/read-paced", test_read_paced);
     qtest_add_func("/qhca/roce/timer-late", test_timer_late);
+    qtest_add_func("/qhca/roce/odp-rnr", test_odp_rnr);
     return g_test_run();
 }
