@@ -887,6 +887,80 @@ static void test_ud(void)
 }
 
 /*
+ * UC: the responder has no RNR NAK either: a SEND into an absent receive
+ * buffer, and a WRITE into an absent page, are dropped (RX_DROPS) while
+ * the sender completes; after map and resume the next ones land, the
+ * receive WQE the dropped SEND met taken by the next SEND.
+ */
+static void test_uc(void)
+{
+    Odp *o = odp_start(NULL);
+    QhcaQpSpec spec = qt_rc_spec(o->pdn, o->uar, o->cq_a, o->cq_b);
+    g_autofree QhcaQp *u1 = NULL, *u2 = NULL;
+    QhcaPath path = qt_rc_path;
+    uint32_t index = odp_reg(o, ODP_PAGES);
+    uint64_t pg = odp_pages(o, ODP_PAGES, 0);
+    uint64_t src = odp_pages(o, 1, 0);
+    uint64_t rw = QHCA_ODP_PAGE_READ | QHCA_ODP_PAGE_WRITE;
+    g_autofree uint8_t *data = g_malloc(PAGE);
+    struct qhca_sge sge;
+    struct qhca_sq_wqe w;
+    struct qhca_cqe cqe;
+    uint64_t drops = odp_cnt(o, QHCA_CNT_RX_DROPS);
+    int i;
+
+    spec.type = QHCA_QPT_UC;
+    u1 = qt_qp_new(o->t, &spec);
+    u2 = qt_qp_new(o->t, &spec);
+    path.rc = false;
+    qt_qp_connect(o->t, u1, u2, &path, PSN_BASE);
+    qt_qp_connect(o->t, u2, u1, &path, PSN_BASE);
+    odp_fill(data, PAGE, 61);
+    qtest_memwrite(o->t->qts, src, data, PAGE);
+    sge = qt_sge(ODP_IOVA + 0x100, 1000, odp_key(index));
+    qt_qp_post_recv(o->t, u2, 0x91, &sge, 1);
+
+    for (i = 0; i < 2; i++) {
+        /* The SEND, then a WRITE into page 2, each dropped. */
+        w = odp_wqe(1 + 2 * i, QHCA_WR_SEND, 0, 0);
+        sge = qt_sge(src + 8 * i, 200, o->lkey);
+        qt_qp_post_send(o->t, u1, &w, &sge, 1);
+        qt_qp_ring_sq(o->t, u1);
+        cqe = qt_cq_expect(o->t, o->cq_a, u1->qpn, QHCA_WC_SEND,
+                           QHCA_WC_SUCCESS);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 1 + 2 * i);
+        w = odp_wqe(2 + 2 * i, QHCA_WR_RDMA_WRITE, ODP_IOVA + 2 * PAGE + 8,
+                    odp_key(index));
+        qt_qp_post_send(o->t, u1, &w, &sge, 1);
+        qt_qp_ring_sq(o->t, u1);
+        cqe = qt_cq_expect(o->t, o->cq_a, u1->qpn, QHCA_WC_RDMA_WRITE,
+                           QHCA_WC_SUCCESS);
+        g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 2 + 2 * i);
+        if (i) {
+            break;
+        }
+        odp_expect_fault(o, u2->qpn, QHCA_PAGE_FAULT_RESPONDER, index,
+                         ODP_IOVA + 0x100, 1000, true);
+        qt_wait_counter(o->t, QHCA_CNT_RX_DROPS, drops + 2);
+        /* The WRITE met the pending fault: dropped, no second fault. */
+        g_assert_cmpuint(odp_cnt(o, QHCA_CNT_ODP_PAGE_FAULTS), ==, 1);
+        odp_map(o, index, 0, pg, 1, rw);
+        odp_map(o, index, 2, pg + 2 * PAGE, 1, rw);
+        g_assert_cmpuint(odp_resume(o, u2->qpn, QHCA_PAGE_FAULT_RESPONDER,
+                                    QHCA_PAGE_FAULT_RESOLVED), ==,
+                         QHCA_AQ_SUCCESS);
+    }
+    cqe = qt_cq_expect(o->t, o->cq_b, u2->qpn, QHCA_WC_RECV,
+                       QHCA_WC_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, 0x91);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 200);
+    odp_assert_mem(o, pg + 0x100, data + 8, 200);
+    odp_assert_mem(o, pg + 2 * PAGE + 8, data + 8, 200);
+    g_assert_cmpuint(odp_cnt(o, QHCA_CNT_RX_DROPS), ==, drops + 2);
+    odp_stop(o);
+}
+
+/*
  * Requester scatter: an RDMA READ whose response lands in absent pages of
  * A's ODP MR faults (WRITE); after map and resume the data is right.  A
  * page mapped READ only is absent to a write: the same READ faults again.
@@ -1345,6 +1419,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/odp/responder-write", test_responder_write);
     qtest_add_func("/qhca/odp/responder-recv", test_responder_recv);
     qtest_add_func("/qhca/odp/ud", test_ud);
+    qtest_add_func("/qhca/odp/uc", test_uc);
     qtest_add_func("/qhca/odp/read-scatter", test_read_scatter);
     qtest_add_func("/qhca/odp/atomic", test_atomic);
     qtest_add_func("/qhca/odp/window-and-timer", test_window_and_timer);
