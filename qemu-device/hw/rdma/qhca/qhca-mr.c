@@ -557,6 +557,15 @@ QhcaMr *qhca_mr_lookup(QhcaState *s, uint32_t key, uint32_t pdn,
 }
 
 /*
+ * The guest address of page @page of @mr, an MR with pages (1.8: an ODP
+ * MR's, 0 if absent), of a page inside the MR.
+ */
+static uint64_t qhca_mr_page_addr(const QhcaMr *mr, uint64_t page)
+{
+    return mr->odp ? qhca_odp_page_addr(mr, page) : mr->pages[page];
+}
+
+/*
  * Copy between @buf and [addr, addr + len) of @mr, which covers it.  Each
  * piece within one page is one DMA; NOT_RAM if a page left guest RAM.  A
  * device memory MR (1.7) is copied to or from BAR 4 instead; an ODP MR
@@ -572,8 +581,9 @@ QhcaMrCopy qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
     if (len == 0) {
         return QHCA_MR_COPY_OK;
     }
-    if (mr->odp) {
-        return qhca_odp_copy(s, mr, addr, buf, len, to_mr, miss);
+    if (mr->odp && qhca_odp_probe(mr, addr, len, to_mr, miss) !=
+                   QHCA_MR_COPY_OK) {
+        return QHCA_MR_COPY_FAULT;      /* every page checked first */
     }
     if (mr->dm) {
         /* qhca_mr_check_dm() put the MR in BAR 4, lookup the range in it. */
@@ -597,13 +607,17 @@ QhcaMrCopy qhca_mr_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
     while (len) {
         uint64_t page = off >> mr->page_shift;
 
-        /* Covered by the range check, and npages matched the range. */
-        assert(page < mr->npages);
-        gpa = mr->pages[page] + (off & (pgsize - 1));
+        /*
+         * Covered by the range check, and npages matched the range; an
+         * ODP MR's pages were all found present just above.
+         */
+        assert(mr->odp || page < mr->npages);
+        gpa = qhca_mr_page_addr(mr, page) + (off & (pgsize - 1));
         n = MIN(len, pgsize - (off & (pgsize - 1)));
         /* Merge physically contiguous pages into one transfer. */
-        while (n < len && page + 1 < mr->npages &&
-               mr->pages[page + 1] == mr->pages[page] + pgsize) {
+        while (n < len && (mr->odp || page + 1 < mr->npages) &&
+               qhca_mr_page_addr(mr, page + 1) ==
+               qhca_mr_page_addr(mr, page) + pgsize) {
             page++;
             n = MIN(len, n + pgsize);
         }

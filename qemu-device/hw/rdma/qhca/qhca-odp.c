@@ -9,7 +9,7 @@
  * table by page number (a registration of 2^57 bytes has 2^45 pages of 4
  * KiB, and the driver maps a few at a time).  Each is charged to
  * max-mr-pages while present, which bounds the table.  Every access looks
- * its pages up again under the device lock (qhca_odp_copy()); nothing
+ * its pages up again under the device lock (qhca_mr_copy()); nothing
  * keeps a page's address across a packet, so when ODP_UNMAP (also under
  * the lock) completes, no access uses the pages it took away.
  */
@@ -104,35 +104,10 @@ QhcaMrCopy qhca_odp_probe(QhcaMr *mr, uint64_t addr, uint64_t len,
     return QHCA_MR_COPY_OK;
 }
 
-/*
- * qhca_mr_copy() of an ODP MR: every page is checked first, so a fault
- * copies nothing; then one DMA per page.
- */
-QhcaMrCopy qhca_odp_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
-                         uint32_t len, bool to_mr, QhcaOdpMiss *miss)
+/* The guest address of page @page of @mr; 0 if absent. */
+uint64_t qhca_odp_page_addr(const QhcaMr *mr, uint64_t page)
 {
-    uint64_t pgsize = 1ull << mr->page_shift;
-    uint64_t off = addr - qhca_odp_base(mr);
-    uint8_t *p = buf;
-    QhcaMrCopy r;
-
-    r = qhca_odp_probe(mr, addr, len, to_mr, miss);
-    if (r != QHCA_MR_COPY_OK) {
-        return r;
-    }
-    while (len) {
-        uint64_t entry = qhca_odp_entry(mr, off >> mr->page_shift);
-        uint64_t gpa = (entry & QHCA_ODP_PAGE_ADDR) + (off & (pgsize - 1));
-        uint64_t n = MIN(len, pgsize - (off & (pgsize - 1)));
-
-        if (!qhca_dma_copy(s, gpa, p, n, to_mr)) {
-            return QHCA_MR_COPY_NOT_RAM;
-        }
-        p += n;
-        off += n;
-        len -= n;
-    }
-    return QHCA_MR_COPY_OK;
+    return qhca_odp_entry(mr, page) & QHCA_ODP_PAGE_ADDR;
 }
 
 /* The ODP MR @index names, or NULL with the command rejected. */

@@ -353,8 +353,7 @@ void qhca_odp_mr_init(QhcaMr *mr);
 void qhca_odp_mr_free(QhcaState *s, QhcaMr *mr);
 QhcaMrCopy qhca_odp_probe(QhcaMr *mr, uint64_t addr, uint64_t len,
                           bool write, QhcaOdpMiss *miss);
-QhcaMrCopy qhca_odp_copy(QhcaState *s, QhcaMr *mr, uint64_t addr, void *buf,
-                         uint32_t len, bool to_mr, QhcaOdpMiss *miss);
+uint64_t qhca_odp_page_addr(const QhcaMr *mr, uint64_t page);
 uint8_t qhca_odp_map(QhcaState *s, const QhcaCmd *cmd,
                      const struct qhca_cmd_odp_map *p);
 uint8_t qhca_odp_unmap(QhcaState *s, const QhcaCmd *cmd,
