@@ -128,6 +128,18 @@ static void qhca_odp_unmap_dev(struct qhca_odp_mr *omr,
 				       omr->mr->index, err);
 }
 
+/* Whether a page of [start, end) of @umem is DMA-mapped, so maybe present. */
+static bool qhca_odp_mapped(struct ib_umem_odp *umem, u64 start, u64 end)
+{
+	u64 i = (start - ib_umem_start(umem)) >> umem->page_shift;
+	u64 last = (end - 1 - ib_umem_start(umem)) >> umem->page_shift;
+
+	for (; i <= last; i++)
+		if (umem->dma_list[i])
+			return true;
+	return false;
+}
+
 static bool qhca_odp_invalidate(struct mmu_interval_notifier *mni,
 				const struct mmu_notifier_range *range,
 				unsigned long cur_seq)
@@ -148,9 +160,11 @@ static bool qhca_odp_invalidate(struct mmu_interval_notifier *mni,
 	end = min_t(u64, ib_umem_end(umem), range->end);
 	/*
 	 * Only mapped pages can be present in the device; with none mapped
-	 * (or before the MR is known) there is nothing to fence.
+	 * in the range (or before the MR is known) there is nothing to
+	 * fence, and no command to wait for: munmap of memory the device
+	 * never saw costs nothing.
 	 */
-	if (start < end && umem->npages) {
+	if (start < end && umem->npages && qhca_odp_mapped(umem, start, end)) {
 		if (omr)
 			qhca_odp_unmap_dev(omr, umem, start, end);
 		ib_umem_odp_unmap_dma_pages(umem, start, end);
