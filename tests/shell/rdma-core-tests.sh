@@ -8,9 +8,9 @@
 # By default it runs every module of the suite that is not another
 # vendor's (test_mlx5_*, test_efa*: mlx5 and EFA devices; test_cuda_*:
 # CUDA), whatever its outcome on qhca0: a module whose every case skips
-# today (test_odp: no ODP; test_flow, test_rss_traffic: raw packet QPs)
-# still runs and reports its skips, so the day qhca gains the feature its
-# cases run.  tests/expected-skips names every case that may skip, with
+# today (test_flow, test_rss_traffic: raw packet QPs, which the
+# InfiniBand link layer lacks) still runs and reports its skips, so the
+# day qhca gains the feature its cases run.  tests/expected-skips names every case that may skip, with
 # why; tools/check fails any other skip, and every failure.  No case is
 # excluded.  qhca0's link layer decides some: with InfiniBand (the guest
 # suite) the RoCE cases skip; the ulp suite's pyverbs part
@@ -38,7 +38,7 @@
 # Three cases (test_odp's two huge page MRs, test_parent_domain's huge page
 # allocator) skip without 2 MiB huge pages ("There are no huge pages of
 # size 2M allocated"), which says nothing of qhca: the script reserves a
-# few for the run, and the cases then meet qhca's own answer.
+# few for the run, and the cases then run on qhca0.
 #
 # Usage: tests/shell/rdma-core-tests.sh [MODULE[.Class[.test]]...]
 #   MODULE names (test_pd, test_mr.MRTest, ...) run those instead.
