@@ -2270,8 +2270,8 @@ static void test_odp(void)
     /*
      * A fault nobody resolves: QP A resumed again and again with nothing
      * mapped faults each time, one event each into an EQ of two entries
-     * that nobody consumes (it overflows: guest errors, not a hang).  QPs C and D
-     * carry on meanwhile, and a reset is prompt.
+     * that nobody consumes (it overflows: guest errors, not a hang).  QPs
+     * C and D carry on meanwhile, and a reset is prompt.
      */
     qt_eq_init(t, &eq, 1, 0, 1u << QHCA_EVENT_PAGE_FAULT);
     sge = qt_sge(0x10000, 64, index << 8);
