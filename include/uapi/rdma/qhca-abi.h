@@ -170,4 +170,37 @@ enum qhca_ib_alloc_dm_attrs {
 	QHCA_IB_ATTR_ALLOC_DM_RESP_MMAP_LENGTH,
 };
 
+/*
+ * Sharing a context (ibv_import_device() on a dup of its fd) and its
+ * objects: uverbs' QUERY_CONTEXT carries the context's GET_CONTEXT
+ * response again, so that the importer maps the same doorbell page; PD
+ * and DM handles are looked up with the driver methods below, which an
+ * importer needs to rebuild the provider's state (a PD's number, where
+ * a DM is mapped: the ufile is one, so are the mmap offsets).
+ */
+enum qhca_ib_query_context_attrs {
+	QHCA_IB_ATTR_QUERY_CONTEXT_RESP_UCTX = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum qhca_ib_pd_methods {
+	QHCA_IB_METHOD_PD_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum qhca_ib_query_pd_attrs {
+	QHCA_IB_ATTR_QUERY_PD_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	QHCA_IB_ATTR_QUERY_PD_RESP_PDN,		/* u32 */
+};
+
+enum qhca_ib_dm_methods {
+	QHCA_IB_METHOD_DM_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+/* As DM_ALLOC's: map MMAP_LENGTH bytes at MMAP_OFFSET; LENGTH as asked. */
+enum qhca_ib_query_dm_attrs {
+	QHCA_IB_ATTR_QUERY_DM_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	QHCA_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,	/* u64 */
+	QHCA_IB_ATTR_QUERY_DM_RESP_MMAP_LENGTH,	/* u64 */
+	QHCA_IB_ATTR_QUERY_DM_RESP_LENGTH,	/* u64 */
+};
+
 #endif /* QHCA_ABI_USER_H */

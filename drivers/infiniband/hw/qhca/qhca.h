@@ -15,6 +15,7 @@
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "qhca_hw.h"
 
@@ -578,6 +579,8 @@ void qhca_dm_cleanup(struct qhca_dev *dev);
 u64 qhca_dm_size(const struct qhca_dev *dev);
 u32 qhca_dm_used(struct qhca_dev *dev);
 void qhca_dm_set_ops(struct qhca_dev *dev);
+/* qhca_verbs.c: QUERY_CONTEXT's and the PD's driver attributes, methods */
+extern const struct uapi_definition qhca_import_defs[];
 void qhca_dm_mmap_free(struct qhca_dev *dev,
 		       struct qhca_user_mmap_entry *entry);
 

@@ -8,6 +8,11 @@
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+/* The prefix of the names uverbs_named_ioctl.h gives the definitions. */
+#define UVERBS_MODULE_NAME qhca_ib
+#include <rdma/uverbs_named_ioctl.h>
+#include <rdma/uverbs_std_types.h>
 #include <uapi/rdma/qhca-abi.h>
 
 #include "qhca.h"
@@ -212,6 +217,19 @@ static enum rdma_link_layer qhca_get_link_layer(struct ib_device *ibdev,
 					     IB_LINK_LAYER_INFINIBAND;
 }
 
+/* What GET_CONTEXT answers, and QUERY_CONTEXT again for an importer. */
+static void qhca_ucontext_resp(struct qhca_ucontext *uctx,
+			       struct qhca_ibv_alloc_ucontext_resp *resp)
+{
+	struct qhca_dev *dev = to_qdev(uctx->ibucontext.device);
+
+	resp->uar_index = uctx->uar_index;
+	resp->db_mmap_key = rdma_user_mmap_get_offset(uctx->db_entry);
+	resp->db_page_size = QHCA_DB_PAGE_SIZE;
+	resp->max_inline_data = le32_to_cpu(dev->attr.max_inline_data);
+	resp->hw_version = le32_to_cpu(dev->attr.hw_version);
+}
+
 static int qhca_alloc_ucontext(struct ib_ucontext *ibuctx,
 			       struct ib_udata *udata)
 {
@@ -248,11 +266,7 @@ static int qhca_alloc_ucontext(struct ib_ucontext *ibuctx,
 	/* From here on the entry owns the UAR: qhca_mmap_free() frees it. */
 	uctx->uar_index = uar_index;
 
-	resp.uar_index = uar_index;
-	resp.db_mmap_key = rdma_user_mmap_get_offset(uctx->db_entry);
-	resp.db_page_size = QHCA_DB_PAGE_SIZE;
-	resp.max_inline_data = le32_to_cpu(dev->attr.max_inline_data);
-	resp.hw_version = le32_to_cpu(dev->attr.hw_version);
+	qhca_ucontext_resp(uctx, &resp);
 	err = qhca_udata_put_resp(udata, &resp, sizeof(resp));
 	if (err) {
 		rdma_user_mmap_entry_remove(uctx->db_entry);
@@ -272,6 +286,22 @@ static void qhca_dealloc_ucontext(struct ib_ucontext *ibuctx)
 
 	/* The UAR lives on while the page is still mapped somewhere. */
 	rdma_user_mmap_entry_remove(uctx->db_entry);
+}
+
+/*
+ * ibv_import_device(): another ibv_context on the same ufile (a dup of its
+ * fd) rebuilds libqhca's context from this, and maps the same doorbell
+ * page through the same mmap entry.
+ */
+static int qhca_query_ucontext(struct ib_ucontext *ibuctx,
+			       struct uverbs_attr_bundle *attrs)
+{
+	struct qhca_ibv_alloc_ucontext_resp resp = {};
+
+	qhca_ucontext_resp(to_qucontext(ibuctx), &resp);
+	return uverbs_copy_to_struct_or_zero(attrs,
+					     QHCA_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+					     &resp, sizeof(resp));
 }
 
 /*
@@ -326,6 +356,44 @@ static int qhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+/* ibv_import_pd(): the PD's number, and whether the handle is a PD. */
+static int UVERBS_HANDLER(QHCA_IB_METHOD_PD_QUERY)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_pd *ibpd = uverbs_attr_get_obj(attrs,
+						 QHCA_IB_ATTR_QUERY_PD_HANDLE);
+
+	return uverbs_copy_to(attrs, QHCA_IB_ATTR_QUERY_PD_RESP_PDN,
+			      &to_qpd(ibpd)->pdn, sizeof(to_qpd(ibpd)->pdn));
+}
+
+DECLARE_UVERBS_NAMED_METHOD(QHCA_IB_METHOD_PD_QUERY,
+			    UVERBS_ATTR_IDR(QHCA_IB_ATTR_QUERY_PD_HANDLE,
+					    UVERBS_OBJECT_PD,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(QHCA_IB_ATTR_QUERY_PD_RESP_PDN,
+						UVERBS_ATTR_TYPE(u32),
+						UA_MANDATORY));
+
+ADD_UVERBS_METHODS(qhca_ib_pd, UVERBS_OBJECT_PD,
+		   &UVERBS_METHOD(QHCA_IB_METHOD_PD_QUERY));
+
+/* The whole GET_CONTEXT response: a provider that knows less gets EINVAL. */
+#define QHCA_UCTX_RESP_ATTR \
+	UVERBS_ATTR_STRUCT(struct qhca_ibv_alloc_ucontext_resp, reserved)
+
+ADD_UVERBS_ATTRIBUTES_SIMPLE(qhca_ib_query_context, UVERBS_OBJECT_DEVICE,
+			     UVERBS_METHOD_QUERY_CONTEXT,
+			     UVERBS_ATTR_PTR_OUT(QHCA_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+						 QHCA_UCTX_RESP_ATTR,
+						 UA_MANDATORY));
+
+/* Every device's; qhca_dm_defs chains these in when it has device memory. */
+const struct uapi_definition qhca_import_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &qhca_ib_query_context),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_PD, &qhca_ib_pd),
+	{},
+};
+
 static const struct ib_device_ops qhca_dev_ops = {
 	.owner = THIS_MODULE,
 	/* No driver ID of its own: libibverbs matches the PCI ID. */
@@ -374,6 +442,7 @@ static const struct ib_device_ops qhca_dev_ops = {
 	.query_port = qhca_query_port,
 	.query_qp = qhca_query_qp,
 	.query_srq = qhca_query_srq,
+	.query_ucontext = qhca_query_ucontext,
 	.reg_user_mr = QHCA_OP_REG_USER_MR,
 	.reg_user_mr_dmabuf = QHCA_OP_REG_USER_MR_DMABUF,
 	.rereg_user_mr = qhca_rereg_user_mr,
@@ -400,6 +469,7 @@ int qhca_ib_register(struct qhca_dev *dev)
 	ibdev->num_comp_vectors = dev->num_ceqs;
 	ibdev->dev.parent = &dev->pdev->dev;
 	ib_set_device_ops(ibdev, &qhca_dev_ops);
+	ibdev->driver_def = qhca_import_defs;
 	qhca_mw_set_ops(dev);
 	qhca_dm_set_ops(dev);
 	qhca_odp_set_ops(dev);
