@@ -50,6 +50,9 @@ static const struct verbs_context_ops qhca_ctx_ops = {
 	.destroy_srq = qhca_destroy_srq,
 	.free_context = qhca_free_context,
 	.free_dm = qhca_free_dm,
+	.import_dm = qhca_import_dm,
+	.import_mr = qhca_import_mr,
+	.import_pd = qhca_import_pd,
 	.modify_qp = qhca_modify_qp,
 	.modify_srq = qhca_modify_srq,
 	.open_qp = qhca_open_qp,
@@ -67,11 +70,14 @@ static const struct verbs_context_ops qhca_ctx_ops = {
 	.rereg_mr = qhca_rereg_mr,
 	.req_notify_cq = qhca_req_notify_cq,
 	.resize_cq = qhca_resize_cq,
+	.unimport_dm = qhca_unimport_dm,
+	.unimport_mr = qhca_unimport_mr,
+	.unimport_pd = qhca_unimport_pd,
 };
 
 /* Check what the kernel told us about the context before relying on it. */
 static int qhca_check_context_resp(struct qhca_context *ctx,
-				   const struct qhca_alloc_context_resp *resp)
+				   const struct qhca_ibv_alloc_ucontext_resp *resp)
 {
 	/*
 	 * No response fields are announced by comp_mask yet; bits we do not
@@ -91,49 +97,34 @@ static int qhca_check_context_resp(struct qhca_context *ctx,
 	return 0;
 }
 
-static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
-						int cmd_fd, void *private_data)
+/*
+ * The context as the kernel describes it (GET_CONTEXT's response, or
+ * QUERY_CONTEXT's for an imported one): map its doorbell page and learn
+ * the port and the device.  An errno value, or 0 with the ops set.
+ */
+static int qhca_setup_context(struct qhca_context *ctx,
+			      const struct qhca_ibv_alloc_ucontext_resp *resp)
 {
-	struct qhca_alloc_context_resp resp = {};
-	struct qhca_alloc_context cmd = {};
 	struct ibv_port_attr port_attr = {};
 	struct ibv_device_attr_ex dev_attr;
-	struct qhca_context *ctx;
 	int err;
 
-	/*
-	 * The kernel driver registers with RDMA_DRIVER_UNKNOWN, so that is
-	 * the driver ID our ioctl commands must carry.
-	 */
-	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
-					   RDMA_DRIVER_UNKNOWN);
-	if (!ctx)
-		return NULL;
-
-	err = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
-				  &resp.ibv_resp, sizeof(resp));
-	if (err) {
-		verbs_err(&ctx->ibv_ctx, "GET_CONTEXT failed: %s\n",
-			  strerror(err));
-		goto err_uninit;
-	}
-
-	err = qhca_check_context_resp(ctx, &resp);
+	err = qhca_check_context_resp(ctx, resp);
 	if (err)
-		goto err_uninit;
+		return err;
 
-	ctx->db_page = mmap(NULL, resp.db_page_size, PROT_WRITE, MAP_SHARED,
-			    cmd_fd, resp.db_mmap_key);
+	ctx->db_page = mmap(NULL, resp->db_page_size, PROT_WRITE, MAP_SHARED,
+			    ctx->ibv_ctx.context.cmd_fd, resp->db_mmap_key);
 	if (ctx->db_page == MAP_FAILED) {
 		err = errno;
 		verbs_err(&ctx->ibv_ctx, "mapping doorbell page %u failed: %s\n",
-			  resp.uar_index, strerror(err));
-		goto err_uninit;
+			  resp->uar_index, strerror(err));
+		return err;
 	}
-	ctx->db_page_size = resp.db_page_size;
-	ctx->uar_index = resp.uar_index;
-	ctx->max_inline_data = resp.max_inline_data;
-	ctx->hw_version = resp.hw_version;
+	ctx->db_page_size = resp->db_page_size;
+	ctx->uar_index = resp->uar_index;
+	ctx->max_inline_data = resp->max_inline_data;
+	ctx->hw_version = resp->hw_version;
 
 	err = qhca_query_port(&ctx->ibv_ctx.context, 1, &port_attr);
 	if (err) {
@@ -154,12 +145,85 @@ static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 	verbs_set_ops(&ctx->ibv_ctx, &qhca_ctx_ops);
 	verbs_debug(&ctx->ibv_ctx, "context on doorbell page %u, hw 0x%08x\n",
 		    ctx->uar_index, ctx->hw_version);
-	return &ctx->ibv_ctx;
+	return 0;
 
 err_unmap:
-	munmap(ctx->db_page, resp.db_page_size);
+	munmap(ctx->db_page, resp->db_page_size);
+	return err;
+}
+
+static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd, void *private_data)
+{
+	struct qhca_alloc_context_resp resp = {};
+	struct qhca_alloc_context cmd = {};
+	struct qhca_context *ctx;
+	int err;
+
+	/*
+	 * The kernel driver registers with RDMA_DRIVER_UNKNOWN, so that is
+	 * the driver ID our ioctl commands must carry.
+	 */
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	err = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		verbs_err(&ctx->ibv_ctx, "GET_CONTEXT failed: %s\n",
+			  strerror(err));
+		goto err_uninit;
+	}
+
+	err = qhca_setup_context(ctx, &resp.drv_payload);
+	if (err)
+		goto err_uninit;
+	return &ctx->ibv_ctx;
+
 err_uninit:
 	/* Closing cmd_fd here makes the kernel free the half-made context. */
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
+/*
+ * ibv_import_device(): a second context on the kernel's context behind
+ * cmd_fd (a dup of another's fd, maybe in another process), with the
+ * doorbell page that context has.  Its objects are imported one by one
+ * (ibv_import_pd(), ...).
+ */
+static struct verbs_context *qhca_import_context(struct ibv_device *ibdev,
+						 int cmd_fd)
+{
+	DECLARE_COMMAND_BUFFER_LINK(cmdb, UVERBS_OBJECT_DEVICE,
+				    UVERBS_METHOD_QUERY_CONTEXT, 1, NULL);
+	struct qhca_ibv_alloc_ucontext_resp resp = {};
+	struct qhca_context *ctx;
+	int err;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	fill_attr_out_ptr(cmdb, QHCA_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, &resp);
+	err = ibv_cmd_query_context(&ctx->ibv_ctx.context, cmdb);
+	if (err) {
+		verbs_err(&ctx->ibv_ctx, "QUERY_CONTEXT failed: %s\n",
+			  strerror(err));
+		goto err_uninit;
+	}
+	err = qhca_setup_context(ctx, &resp);
+	if (err)
+		goto err_uninit;
+	return &ctx->ibv_ctx;
+
+err_uninit:
+	/* The context took cmd_fd: this closes it (as mlx5's import does). */
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 	errno = err;
@@ -207,6 +271,7 @@ static const struct verbs_device_ops qhca_dev_ops = {
 	.alloc_device = qhca_alloc_device,
 	.uninit_device = qhca_uninit_device,
 	.alloc_context = qhca_alloc_context,
+	.import_context = qhca_import_context,
 };
 
 PROVIDER_DRIVER(qhca, qhca_dev_ops);

@@ -10,6 +10,7 @@
  * write-combining buffers are flushed, reads are uncached.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -160,6 +161,77 @@ int qhca_free_dm(struct ibv_dm *ibdm)
 	munmap(dm->map, dm->map_len);
 	free(dm);
 	return 0;
+}
+
+/*
+ * ibv_import_dm(): a DM of the kernel context this one shares.  The
+ * kernel says where it maps (the fd's mmap offsets are the context's, so
+ * the exporter's offset reaches the same pages here) and the length it
+ * was allocated with, which bounds the copies as it does the exporter's.
+ */
+struct ibv_dm *qhca_import_dm(struct ibv_context *ibctx, uint32_t dm_handle)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_DM, QHCA_IB_METHOD_DM_QUERY,
+			       4);
+	uint64_t mmap_offset = 0, mmap_len = 0, length = 0;
+	struct qhca_dm *dm;
+	int err;
+
+	dm = calloc(1, sizeof(*dm));
+	if (!dm) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fill_attr_in_obj(cmdb, QHCA_IB_ATTR_QUERY_DM_HANDLE, dm_handle);
+	fill_attr_out_ptr(cmdb, QHCA_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+			  &mmap_offset);
+	fill_attr_out_ptr(cmdb, QHCA_IB_ATTR_QUERY_DM_RESP_MMAP_LENGTH,
+			  &mmap_len);
+	fill_attr_out_ptr(cmdb, QHCA_IB_ATTR_QUERY_DM_RESP_LENGTH, &length);
+	err = execute_ioctl(ibctx, cmdb);
+	if (err) {
+		verbs_debug(verbs_get_ctx(ibctx), "importing DM %u: %s\n",
+			    dm_handle, strerror(err));
+		goto err_free;
+	}
+	if (mmap_len < length || mmap_len > SIZE_MAX) {
+		verbs_err(verbs_get_ctx(ibctx),
+			  "DM %u of %llu bytes mapped in %llu\n", dm_handle,
+			  (unsigned long long)length,
+			  (unsigned long long)mmap_len);
+		err = EIO;
+		goto err_free;
+	}
+	dm->map = mmap(NULL, mmap_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       ibctx->cmd_fd, mmap_offset);
+	if (dm->map == MAP_FAILED) {
+		err = errno;
+		verbs_err(verbs_get_ctx(ibctx), "mapping DM %u failed: %s\n",
+			  dm_handle, strerror(err));
+		goto err_free;
+	}
+	dm->map_len = mmap_len;
+	dm->length = length;
+	dm->verbs_dm.handle = dm_handle;
+	dm->verbs_dm.dm.handle = dm_handle;
+	dm->verbs_dm.dm.context = ibctx;
+	dm->verbs_dm.dm.memcpy_to_dm = qhca_memcpy_to_dm;
+	dm->verbs_dm.dm.memcpy_from_dm = qhca_memcpy_from_dm;
+	return &dm->verbs_dm.dm;
+
+err_free:
+	free(dm);
+	errno = err;
+	return NULL;
+}
+
+/* The kernel's DM stays, for whoever frees it; this mapping goes. */
+void qhca_unimport_dm(struct ibv_dm *ibdm)
+{
+	struct qhca_dm *dm = to_qhca_dm(ibdm);
+
+	munmap(dm->map, dm->map_len);
+	free(dm);
 }
 
 /* Zero-based, as every DM MR: ibv_cmd_reg_dm_mr() insists. */

@@ -130,3 +130,35 @@ int qhca_dereg_mr(struct verbs_mr *vmr)
 	free(vmr);
 	return 0;
 }
+
+/*
+ * ibv_import_mr(): an MR of the kernel context this one shares; uverbs'
+ * QUERY_MR gives its keys, length and iova (its address is not known
+ * here: the importer may be another process).
+ */
+struct ibv_mr *qhca_import_mr(struct ibv_pd *ibpd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_query_mr(ibpd, vmr, mr_handle);
+	if (err) {
+		verbs_debug(verbs_get_ctx(ibpd->context),
+			    "importing MR %u: %s\n", mr_handle, strerror(err));
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/* The kernel's MR stays, for whoever deregisters it. */
+void qhca_unimport_mr(struct ibv_mr *ibmr)
+{
+	free(verbs_get_mr(ibmr));
+}

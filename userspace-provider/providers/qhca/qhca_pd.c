@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * libqhca: thread domains and parent domains.
+ * libqhca: thread domains, parent domains, imported PDs.
  *
  * Neither exists in the kernel.  A parent domain is an ibv_pd with its
  * protection domain's handle, so every command that names it names that
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "qhca.h"
+#include "qhca_abi.h"
 #include "qhca_verbs.h"
 
 /* The allocator gets this alignment: a cache line, the marks' unit. */
@@ -163,4 +164,42 @@ void qhca_pd_put(struct ibv_pd *ibpd)
 {
 	if (ibpd && to_qhca_pd(ibpd)->protection_domain)
 		atomic_fetch_sub(&to_qhca_pd(ibpd)->refcount, 1);
+}
+
+/*
+ * ibv_import_pd(): a PD of the kernel context this one shares, by its
+ * handle; the kernel checks the handle is a PD's and gives its number.
+ */
+struct ibv_pd *qhca_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_PD, QHCA_IB_METHOD_PD_QUERY,
+			       2);
+	struct qhca_pd *pd;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fill_attr_in_obj(cmdb, QHCA_IB_ATTR_QUERY_PD_HANDLE, pd_handle);
+	fill_attr_out_ptr(cmdb, QHCA_IB_ATTR_QUERY_PD_RESP_PDN, &pd->pdn);
+	err = execute_ioctl(ibctx, cmdb);
+	if (err) {
+		verbs_debug(verbs_get_ctx(ibctx), "importing PD %u: %s\n",
+			    pd_handle, strerror(err));
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	pd->ibv_pd.context = ibctx;
+	pd->ibv_pd.handle = pd_handle;
+	atomic_init(&pd->refcount, 1);
+	return &pd->ibv_pd;
+}
+
+/* The kernel's PD stays, for whoever deallocates it. */
+void qhca_unimport_pd(struct ibv_pd *ibpd)
+{
+	free(to_qhca_pd(ibpd));
 }

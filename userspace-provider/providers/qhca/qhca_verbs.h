@@ -34,6 +34,8 @@ void *qhca_pd_calloc(struct ibv_pd *ibpd, size_t size, uint64_t type,
 void qhca_pd_free(struct ibv_pd *ibpd, void *ptr, uint64_t type, bool custom);
 void qhca_pd_get(struct ibv_pd *ibpd);
 void qhca_pd_put(struct ibv_pd *ibpd);
+struct ibv_pd *qhca_import_pd(struct ibv_context *ibctx, uint32_t pd_handle);
+void qhca_unimport_pd(struct ibv_pd *ibpd);
 
 /* qhca_mr.c */
 struct ibv_mw *qhca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
@@ -50,6 +52,8 @@ struct ibv_mr *qhca_reg_dmabuf_mr(struct ibv_pd *ibpd, uint64_t offset,
 				  int access);
 int qhca_advise_mr(struct ibv_pd *ibpd, enum ibv_advise_mr_advice advice,
 		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
+struct ibv_mr *qhca_import_mr(struct ibv_pd *ibpd, uint32_t mr_handle);
+void qhca_unimport_mr(struct ibv_mr *ibmr);
 
 /* qhca_dm.c */
 struct ibv_dm *qhca_alloc_dm(struct ibv_context *ibctx,
@@ -58,6 +62,8 @@ int qhca_free_dm(struct ibv_dm *ibdm);
 struct ibv_mr *qhca_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 			      uint64_t dm_offset, size_t length,
 			      unsigned int access);
+struct ibv_dm *qhca_import_dm(struct ibv_context *ibctx, uint32_t dm_handle);
+void qhca_unimport_dm(struct ibv_dm *ibdm);
 
 /* qhca_cq.c */
 struct ibv_cq *qhca_create_cq(struct ibv_context *ibctx, int cqe,
