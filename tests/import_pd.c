@@ -71,9 +71,12 @@ static struct ibv_context *import_ctx(struct ibv_context *ctx)
 
 	if (fd < 0)
 		return NULL;
+	/*
+	 * Not closed on failure: libqhca's import closes it with the
+	 * half-made context (as mlx5's does), a second close could hit an
+	 * fd opened since.
+	 */
 	ctx2 = ibv_import_device(fd);
-	if (!ctx2)
-		close(fd);
 	return ctx2;
 }
 
