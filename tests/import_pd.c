@@ -373,7 +373,10 @@ TEST_F_TIMEOUT(import, parent_domain_default, 120)
 	parent_domain_traffic(_metadata, self, &c);
 }
 
-/* A CQ takes a parent domain, never a plain PD; nor does a parent domain. */
+/*
+ * A CQ takes a parent domain, never a plain PD; nor does a parent domain
+ * (nor allocators without their functions).  A QP holds one as a CQ does.
+ */
 TEST_F(import, parent_domain_refused)
 {
 	struct ibv_parent_domain_init_attr pattr = { .pd = self->p.pd };
@@ -382,7 +385,13 @@ TEST_F(import, parent_domain_refused)
 		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
 		.parent_domain = self->p.pd,
 	};
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
 	struct ibv_pd *pdom;
+	struct ibv_qp *qp;
 
 	EXPECT_NULL_ERRNO(EINVAL, ibv_create_cq_ex(self->p.ctx, &cattr));
 	pdom = ibv_alloc_parent_domain(self->p.ctx, &pattr);
@@ -394,6 +403,13 @@ TEST_F(import, parent_domain_refused)
 	pattr.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS;
 	EXPECT_NULL_ERRNO(EINVAL, ibv_alloc_parent_domain(self->p.ctx,
 							  &pattr));
+	/* A QP on it, with the pair's CQs, keeps it busy on its own. */
+	init.send_cq = self->p.s[0].scq;
+	init.recv_cq = self->p.s[0].rcq;
+	qp = ibv_create_qp(pdom, &init);
+	ASSERT_NE(NULL, qp) TH_LOG("ibv_create_qp: %s", strerror(errno));
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(pdom));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
 	EXPECT_EQ(0, ibv_dealloc_pd(pdom));
 }
 

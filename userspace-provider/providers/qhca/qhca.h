@@ -53,9 +53,9 @@ struct qhca_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
 	/*
-	 * Parent domains (each holds one) and the CQs and SRQs of a parent
-	 * domain that took memory from its allocator (each holds one on
-	 * that): ibv_dealloc_pd() is EBUSY while another is held.
+	 * Parent domains (each holds one on their PD) and the QPs, CQs and
+	 * SRQs made on a parent domain (each holds one on that):
+	 * ibv_dealloc_pd() is EBUSY while another is held.
 	 */
 	_Atomic(int) refcount;
 	/*

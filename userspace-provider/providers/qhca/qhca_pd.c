@@ -151,8 +151,9 @@ void qhca_pd_free(struct ibv_pd *ibpd, void *ptr, uint64_t type, bool custom)
 }
 
 /*
- * A CQ or SRQ made on ibpd holds a parent domain, whose allocator frees
- * its memory when it is destroyed; a plain PD is held by the kernel.
+ * A QP, CQ or SRQ made on ibpd holds a parent domain, which the kernel
+ * does not know of (and whose allocator frees a CQ's or SRQ's memory when
+ * it is destroyed); a plain PD is held by the kernel.
  */
 void qhca_pd_get(struct ibv_pd *ibpd)
 {

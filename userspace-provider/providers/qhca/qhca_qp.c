@@ -174,6 +174,8 @@ struct ibv_qp *qhca_create_qp(struct ibv_pd *ibpd,
 	qp->sq_sig_all = attr->sq_sig_all;
 	qp->srq = attr->srq ? to_qhca_srq(attr->srq) : NULL;
 	qhca_qp_caps(qp, &attr->cap);
+	/* qhca_destroy_qp() puts it, through ibv_qp.pd. */
+	qhca_pd_get(ibpd);
 
 	qhca_cq_attach_qp(qp);
 	verbs_debug(&ctx->ibv_ctx, "QP %u: SQ %u x %u bytes, RQ %u x %u bytes\n",
@@ -256,8 +258,11 @@ int qhca_destroy_qp(struct ibv_qp *ibqp)
 	}
 
 	/* The device completes nothing more for it: its CQEs can go. */
-	if (ibqp->qp_type != IBV_QPT_XRC_RECV)
+	if (ibqp->qp_type != IBV_QPT_XRC_RECV) {
 		qhca_cq_detach_qp(qp);
+		/* An XRC TGT QP has no PD (its pd is the caller's junk). */
+		qhca_pd_put(ibqp->pd);
+	}
 	qhca_unmap_wq(&qp->rq);
 	qhca_unmap_wq(&qp->sq);
 	pthread_spin_destroy(&qp->rq.lock);
