@@ -355,7 +355,8 @@ static void qhca_odp_mr_put(struct qhca_odp_mr *omr)
 static int qhca_odp_resolve(struct qhca_odp *odp,
 			    const struct qhca_page_fault *f)
 {
-	u32 len = max(le32_to_cpu(f->length), 1U);
+	u64 len = clamp_t(u64, le32_to_cpu(f->length), 1, QHCA_ODP_FAULT_MAX);
+	u64 addr = le64_to_cpu(f->addr);
 	struct qhca_odp_mr *omr;
 	int err;
 
@@ -364,8 +365,11 @@ static int qhca_odp_resolve(struct qhca_odp *odp,
 		atomic64_inc(&odp->stale);
 		return -ENOENT;
 	}
-	err = qhca_odp_map_range(omr, le64_to_cpu(f->addr),
-				 min_t(u32, len, QHCA_ODP_FAULT_MAX),
+	/* What the MR has of the access: the device faults on the rest. */
+	if (!omr->implicit && addr >= omr->iova &&
+	    addr - omr->iova < omr->length)
+		len = min(len, omr->length - (addr - omr->iova));
+	err = qhca_odp_map_range(omr, addr, len,
 				 f->flags & QHCA_PAGE_FAULT_F_WRITE, true);
 	qhca_odp_mr_put(omr);
 	return err;
