@@ -7,9 +7,10 @@
 #   tools/vm --timeout 900 --guests 2 -- tests/ulp/suite.sh
 #
 # The lower guest of the pair (g1) serves, the other (g2) is the client.
-# With tools/vm --guests 3, g3 is one more rank of the mpi part, the one
-# part that takes every qhca guest of the segment, and takes part in no
-# other; mpi runs first, so that g3 need not wait out the pair's others.
+# With tools/vm --guests 3 (QHCA_ULP_GUESTS=3 tools/check ulp), g3 is one
+# more rank of the mpi part, the one part that takes every qhca guest of
+# the segment, and takes part in no other; mpi runs first, so that g3
+# need not wait out the pair's others.
 # Each part moves data that both sides checksum, tears down, and checks
 # that qhca0 holds no more objects than before it (rdma res) and that the
 # kernel logged no warning.  The parts (ULP_PARTS, default all, in order):
