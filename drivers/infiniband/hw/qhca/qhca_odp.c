@@ -64,7 +64,10 @@ static_assert(QHCA_ODP_PAGE_WRITE == ODP_WRITE_ALLOWED_BIT);
 struct qhca_odp {
 	struct qhca_dev *dev;
 	struct xarray mrs;		/* ODP MRs by index: qhca_odp_mr */
-	/* The ODP commands, @map, and every MR's @dead; also @mrs' changes. */
+	/*
+	 * The ODP commands, @map, and every MR's @dead.  Taken in
+	 * invalidations, maybe in reclaim: nothing allocates under it.
+	 */
 	struct mutex lock;
 	struct qhca_dma_buf map;	/* ODP_MAP's entries */
 	struct workqueue_struct *wq;
@@ -557,14 +560,21 @@ struct ib_mr *qhca_odp_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (err)
 		goto err_free_omr;
 	mr->ibmr.rkey = mr->ibmr.lkey;
-
 	mutex_lock(&odp->lock);
-	err = xa_insert(&odp->mrs, mr->index, omr, GFP_KERNEL);
-	if (!err)
-		omr->dead = false;
+	omr->dead = false;
 	mutex_unlock(&odp->lock);
+
+	/*
+	 * Outside odp->lock, which an invalidation in reclaim may need: an
+	 * allocation under it could wait for itself.  An entry still there
+	 * is a deregistered MR's, whose dereg erases only its own.
+	 */
+	err = xa_err(xa_store(&odp->mrs, mr->index, omr, GFP_KERNEL));
 	if (err) {
+		mutex_lock(&odp->lock);
 		qhca_admin_dereg_mr(dev, mr->index);
+		omr->dead = true;
+		mutex_unlock(&odp->lock);
 		goto err_free_omr;
 	}
 	return &mr->ibmr;
@@ -606,8 +616,9 @@ int qhca_odp_dereg_mr(struct qhca_mr *mr)
 		return err;
 	}
 	omr->dead = true;
-	xa_erase(&odp->mrs, mr->index);
 	mutex_unlock(&odp->lock);
+	/* Unless a new MR of the index replaced it already. */
+	xa_cmpxchg(&odp->mrs, mr->index, omr, NULL, 0);
 	/*
 	 * ib_core cannot keep an MR it asked to free, and the notifiers must
 	 * go with the module: the umems go even if a live device refused
