@@ -51,6 +51,14 @@ static_assert(QHCA_ODP_PAGE_WRITE == ODP_WRITE_ALLOWED_BIT);
 #define QHCA_ODP_FAULT_MAX	SZ_4M
 
 /*
+ * What a fault maps ahead of the access the device reported, which is one
+ * packet's: the pages that follow in the MR are most likely the next
+ * packets' (mlx5 prefetches for RDMA faults likewise).  Without it a long
+ * message takes a fault, and a train of RNR NAKs, for every page.
+ */
+#define QHCA_ODP_FAULT_AHEAD	SZ_256K
+
+/*
  * An implicit MR's children: small, so that a child costs little more
  * than the pages it maps (its lists are 16 bytes a page).
  */
@@ -354,6 +362,31 @@ static void qhca_odp_mr_put(struct qhca_odp_mr *omr)
 
 /* ---- page faults ------------------------------------------------------ */
 
+/*
+ * Best effort: map up to @len bytes of @omr from @iova, within the MR (an
+ * implicit MR's: within the child that holds @iova, so no child is made
+ * for it).  A page the process does not have ends it quietly: the access
+ * the fault was for is mapped already, and an access there faults anew.
+ */
+static void qhca_odp_map_ahead(struct qhca_odp_mr *omr, u64 iova, u64 len)
+{
+	u64 end;
+
+	if (omr->implicit) {
+		end = ALIGN_DOWN(iova, QHCA_ODP_CHILD_SIZE) +
+		      QHCA_ODP_CHILD_SIZE;
+		if (iova >= BIT_ULL(QHCA_ODP_IMPLICIT_VA_BITS) ||
+		    !xa_load(&omr->children, iova >> QHCA_ODP_CHILD_SHIFT))
+			return;
+	} else {
+		if (iova < omr->iova || iova - omr->iova >= omr->length)
+			return;
+		end = omr->iova + omr->length;
+	}
+	len = min_t(u64, len, end - iova);
+	qhca_odp_map_range(omr, iova, len, false, true);
+}
+
 /* Map what fault @f of the QP needs; 0 if the QP may go on. */
 static int qhca_odp_resolve(struct qhca_odp *odp,
 			    const struct qhca_page_fault *f)
@@ -374,6 +407,8 @@ static int qhca_odp_resolve(struct qhca_odp *odp,
 		len = min(len, omr->length - (addr - omr->iova));
 	err = qhca_odp_map_range(omr, addr, len,
 				 f->flags & QHCA_PAGE_FAULT_F_WRITE, true);
+	if (!err && len < QHCA_ODP_FAULT_AHEAD)
+		qhca_odp_map_ahead(omr, addr + len, QHCA_ODP_FAULT_AHEAD - len);
 	qhca_odp_mr_put(omr);
 	return err;
 }
