@@ -44,7 +44,9 @@
 #   MODULE names (test_pd, test_mr.MRTest, ...) run those instead.
 #   Environment: QHCA_PYVERBS_ALL=1 runs every module, other vendors' too
 #   (triage); QHCA_PYVERBS_TESTS=DIR takes the tests from DIR;
-#   QHCA_PYVERBS_TIMEOUT (seconds per module, default 60).
+#   QHCA_PYVERBS_TIMEOUT (seconds per module, default 60);
+#   QHCA_PYVERBS_DEV (the device, default qhca0: tools/bench/pyverbs-compare
+#   runs the same suite on rxe0 beside it).
 #
 # The two device bugs this suite found on its first run (XRC READ/atomic
 # requests without their XRCETH, and window binds refused when the MR
@@ -55,7 +57,9 @@
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-dev=qhca0
+dev=${QHCA_PYVERBS_DEV:-qhca0}
+# lib.sh's ibdev is qhca0's: this script's is the device it runs on.
+ibdev=/sys/class/infiniband/$dev
 port=1
 limit=${QHCA_PYVERBS_TIMEOUT:-60}
 hugepages=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
