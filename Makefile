@@ -106,12 +106,15 @@ kernel-patches: deps
 # loopback run needs 2000 QPs: more than the device's default max-qps.
 # Then the cross-guest matrix: qhca<->qhca and rxe<->rxe between two guests
 # on one segment, a boot each (BENCH_* variables: tools/bench/wire-matrix);
-# then nvme-rdma and NFS/RDMA fio on the same two pairs (tools/bench/ulp-matrix).
+# then nvme-rdma and NFS/RDMA fio on the same two pairs (tools/bench/ulp-matrix);
+# then rdma-core's pyverbs suite on qhca0 beside rxe0, one boot (about 5 min
+# under TCG), failing if a case passes on rxe0 only (tools/bench/pyverbs-compare).
 bench: all
 	@$(TOOLS)/vm --timeout 3600 --qhca-opt max-qps=4096 -- \
 		$(CURDIR)/$(TOOLS)/bench/perf-matrix
 	@$(TOOLS)/bench/wire-matrix
 	@$(TOOLS)/bench/ulp-matrix
+	@$(TOOLS)/bench/pyverbs-compare
 
 shell: all
 	@$(TOOLS)/vm
