@@ -152,6 +152,27 @@ err_unmap:
 	return err;
 }
 
+/*
+ * The end of making a context, new or imported: set it up from the
+ * kernel's description @resp unless fetching that failed (@err), or undo
+ * it.  Undoing closes cmd_fd, which the context took: for a new context
+ * the kernel then frees its half-made one; an import closes the fd it
+ * was given, as mlx5's does.
+ */
+static struct verbs_context *
+qhca_finish_context(struct qhca_context *ctx, int err,
+		    const struct qhca_ibv_alloc_ucontext_resp *resp)
+{
+	if (!err)
+		err = qhca_setup_context(ctx, resp);
+	if (!err)
+		return &ctx->ibv_ctx;
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
 static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd, void *private_data)
 {
@@ -171,23 +192,10 @@ static struct verbs_context *qhca_alloc_context(struct ibv_device *ibdev,
 
 	err = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
-	if (err) {
+	if (err)
 		verbs_err(&ctx->ibv_ctx, "GET_CONTEXT failed: %s\n",
 			  strerror(err));
-		goto err_uninit;
-	}
-
-	err = qhca_setup_context(ctx, &resp.drv_payload);
-	if (err)
-		goto err_uninit;
-	return &ctx->ibv_ctx;
-
-err_uninit:
-	/* Closing cmd_fd here makes the kernel free the half-made context. */
-	verbs_uninit_context(&ctx->ibv_ctx);
-	free(ctx);
-	errno = err;
-	return NULL;
+	return qhca_finish_context(ctx, err, &resp.drv_payload);
 }
 
 /*
@@ -212,22 +220,10 @@ static struct verbs_context *qhca_import_context(struct ibv_device *ibdev,
 
 	fill_attr_out_ptr(cmdb, QHCA_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, &resp);
 	err = ibv_cmd_query_context(&ctx->ibv_ctx.context, cmdb);
-	if (err) {
+	if (err)
 		verbs_err(&ctx->ibv_ctx, "QUERY_CONTEXT failed: %s\n",
 			  strerror(err));
-		goto err_uninit;
-	}
-	err = qhca_setup_context(ctx, &resp);
-	if (err)
-		goto err_uninit;
-	return &ctx->ibv_ctx;
-
-err_uninit:
-	/* The context took cmd_fd: this closes it (as mlx5's import does). */
-	verbs_uninit_context(&ctx->ibv_ctx);
-	free(ctx);
-	errno = err;
-	return NULL;
+	return qhca_finish_context(ctx, err, &resp);
 }
 
 static void qhca_free_context(struct ibv_context *ibctx)
