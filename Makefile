@@ -51,8 +51,10 @@ run:
 	@$(MAKE) --no-print-directory -j3 all
 	@$(TOOLS)/vm -- $(CURDIR)/$(TOOLS)/guest/demo
 
+# make check's packages suite also needs the packages and their guest
+# image: built here, beside QEMU's compile, not in the suite's lane.
 check:
-	@$(MAKE) --no-print-directory -j3 all
+	@$(MAKE) --no-print-directory -j3 all deb guest-packages
 	@$(TOOLS)/check
 
 # The guest suite on each guest kernel QHCA_KERNEL can select (6.1, the
@@ -75,9 +77,14 @@ fuzz: qemu
 # Debian packages in build/deb (tools/build/deb): qhca-dkms, the driver's
 # source for DKMS, and the provider built against each rdma-core release
 # Debian ships, named and versioned for it.
-.PHONY: deb
-deb: rdma-core
+.PHONY: deb guest-packages
+deb: rdma-core kernel
 	@$(TOOLS)/build/deb
+
+# The package test's guest image (tools/build/guest-packages): trixie with
+# dkms and the guest kernel's headers, no qhca.ko, no provider.
+guest-packages: guest
+	@$(TOOLS)/build/guest-packages
 
 # The device as a QEMU patch series (tools/series/qemu): git format-patch
 # against the QEMU release we build, into QEMU_PATCHES; apply it to a QEMU
