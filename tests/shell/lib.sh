@@ -78,7 +78,9 @@ run_pair() {
 
 	timeout -k 5 "$limit" "$@" -p "$port" > "$log.server" 2>&1 &
 	spid=$!
-	for _ in $(seq 100); do
+	# The server listens once its device set-up is done: up to 60 s, on a
+	# host whose load leaves this guest's vCPU waiting.
+	for _ in $(seq 600); do
 		listening "$port" && break
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1
