@@ -152,28 +152,34 @@ gid_index() {
 	return 1
 }
 
-# serve_line PORT OTHER LINE: answer LINE on PORT to whoever connects,
-# until OTHER has asked (it sends its name), for at most $arrive_s seconds.
+# serve_line PORT WORDS LINE [SECONDS]: answer LINE on PORT to whoever
+# connects, until a caller has sent WORDS (a guest's name: that guest has
+# asked); status 1 when none has within SECONDS ($arrive_s) in all.
 serve_line() {
 	python3 -c '
-import socket, sys
+import socket, sys, time
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", int(sys.argv[1])))
-s.listen(1)
-s.settimeout(float(sys.argv[3]))
-while True:
-    c, _ = s.accept()
+s.listen(4)
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    s.settimeout(max(0.1, end - time.monotonic()))
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        break
     c.settimeout(10)
     try:
-        who = c.makefile().readline().strip()
+        words = c.makefile().readline().split()
         c.sendall((sys.argv[4] + "\n").encode())
     except OSError:
-        who = ""
+        words = []
     c.close()
-    if who == sys.argv[2]:
-        break
-' "$1" "$2" "$arrive_s" "$3" 2>/dev/null
+    if words == sys.argv[2].split():
+        sys.exit(0)
+sys.exit(1)
+' "$1" "$2" "${4:-$arrive_s}" "$3" 2>/dev/null
 }
 
 # barrier PORT OTHER LOWER: both guests of a pair are here, each done with
@@ -225,9 +231,11 @@ for_each_pair() {
 
 # run_done CLIENT RETRY_RE DONE_RE CMD...: one run of a tool, its output
 # as diagnostics and in $run_out.  A client (CLIENT=1) runs again while its
-# output matches RETRY_RE (the server is not listening yet), for at most
-# $wait_s seconds; never on any other failure.  Fails unless the tool exits
-# 0 within $wait_s and prints what a complete run prints (DONE_RE).
+# output matches RETRY_RE (the server is not listening yet), or when the
+# caller's $run_again, a command run with the failed run's $run_out, says
+# so (status 0: it made the server ready again), for at most $wait_s
+# seconds; never on any other failure.  Fails unless the tool exits 0
+# within $wait_s and prints what a complete run prints (DONE_RE).
 run_out=""
 run_done() {
 	local client=$1 retry_re=$2 done_re=$3 end=$((SECONDS + wait_s)) rc
@@ -235,11 +243,13 @@ run_done() {
 	while :; do
 		run_out=$(timeout "$wait_s" "$@" 2>&1)
 		rc=$?
-		if [ $rc = 0 ] || [ "$client" = 0 ] || [ $SECONDS -ge $end ] ||
-		   ! grep -qE "$retry_re" <<< "$run_out"; then
+		if [ $rc = 0 ] || [ "$client" = 0 ] || [ $SECONDS -ge $end ]; then
+			break
+		elif grep -qE "$retry_re" <<< "$run_out"; then
+			sleep 0.5
+		elif [ -z "${run_again:-}" ] || ! "$run_again"; then
 			break
 		fi
-		sleep 0.5
 	done
 	show <<< "$run_out"
 	[ $rc = 0 ] && grep -qE "$done_re" <<< "$run_out"

@@ -18,7 +18,7 @@
 # as SERVER's client.  Fails unless the tool exits 0 and prints its result
 # line (message size and iterations, then the figures).
 perf_run() {
-	local test=$1 mode=$2 port=$3 size iters done_re
+	local test=$1 mode=$2 port=$3 size iters done_re run_again=""
 	local -a cmd
 	shift 3
 	case $test in
@@ -62,10 +62,10 @@ perf_run() {
 	if [ "$mode" = R ] && [ $# = 0 ]; then
 		perf_serve $((port + 10000)) "${cmd[@]}" || return 1
 		grep -qE "$done_re" <<< "$run_out" || return 1
-	elif [ "$mode" = R ]; then
-		perf_client_R $((port + 10000)) "$done_re" "${cmd[@]}" "$@" || return 1
 	else
-		run_done $(($# > 0)) "Couldn't connect" "$done_re" "${cmd[@]}" "$@" || return 1
+		[ "$mode" = R ] && run_again=perf_restart_server
+		run_done $(($# > 0)) "Couldn't connect|Unexpected CM event bl blka [78]\\b" \
+			"$done_re" "${cmd[@]}" "$@" || return 1
 	fi
 	if grep -qE "^ *$size +$iters +inf\\b" <<< "$run_out" &&
 	   ! grep -q "Correlation coefficient r^2" <<< "$run_out"; then
@@ -90,35 +90,6 @@ perf_run() {
 # to start its server again, waits until it has, and runs again; for at
 # most $wait_s in all.  The server's side tells its TAP of every restart.
 
-# restart_listener PORT OTHER SECONDS: answer OTHER's "OTHER ready" with
-# "ok" and go on; exit 0 after answering its "OTHER again", 1 after SECONDS.
-restart_listener() {
-	python3 -c '
-import socket, sys, time
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1])))
-s.listen(4)
-end = time.monotonic() + float(sys.argv[3])
-while time.monotonic() < end:
-    s.settimeout(max(0.1, end - time.monotonic()))
-    try:
-        c, _ = s.accept()
-    except socket.timeout:
-        break
-    c.settimeout(10)
-    try:
-        words = c.makefile().readline().split()
-        c.sendall(b"ok\n")
-    except OSError:
-        words = []
-    c.close()
-    if words == [sys.argv[2], "again"]:
-        sys.exit(0)
-sys.exit(1)
-' "$1" "$2" "$3" 2>/dev/null
-}
-
 # perf_serve RPORT CMD...: CMD as the server, its output in run_out; when
 # the client asks on RPORT, that server is ended and CMD started again.
 # The status: the last server's.
@@ -129,7 +100,8 @@ perf_serve() {
 	while :; do
 		timeout "$wait_s" "$@" > "$out" 2>&1 &
 		spid=$!
-		restart_listener "$rport" "$other" $((end > SECONDS ? end - SECONDS : 1)) &
+		# "ok" to the client's "NAME ready"; ends on its "NAME again".
+		serve_line "$rport" "$other again" ok $((end > SECONDS ? end - SECONDS : 1)) &
 		lpid=$!
 		wait -n "$spid" "$lpid"
 		if kill -0 "$spid" 2>/dev/null && wait "$lpid"; then
@@ -151,30 +123,17 @@ perf_serve() {
 	return $rc
 }
 
-# perf_client_R RPORT DONE_RE CMD... SERVER: CMD as SERVER's client, run
-# again while the server is not listening yet (rdma_cm's comm connect: event
-# 8 or 7) or after the server's side started its server again (above).
-perf_client_R() {
-	local rport=$1 done_re=$2 end=$((SECONDS + wait_s)) rc addr
-	shift 2
-	addr=$(resolve "${!#}")
-	while :; do
-		run_out=$(timeout "$wait_s" "$@" 2>&1)
-		rc=$?
-		[ $rc != 0 ] && [ $SECONDS -lt $end ] || break
-		if grep -qE "Unexpected CM event bl blka [78]\\b" <<< "$run_out"; then
-			sleep 0.5
-		elif grep -q "Event: RDMA_CM_EVENT_REJECTED; error: 8\\." <<< "$run_out" &&
-		     [ "$(ask "$addr" "$rport" 30 "$me again")" = ok ] &&
-		     [ "$(ask "$addr" "$rport" 30 "$me ready")" = ok ]; then
-			show <<< "$run_out"
-			echo "# the server was not listening yet: it started again, so does this client"
-		else
-			break
-		fi
-	done
+# perf_restart_server: run_done's run_again for a -R client, whose server
+# is $other on $port: after the race above, the server's side starts its
+# server again; status 0 once it has.
+perf_restart_server() {
+	local addr rport=$((port + 10000))
+	grep -q "Event: RDMA_CM_EVENT_REJECTED; error: 8\\." <<< "$run_out" || return 1
+	addr=$(resolve "$other")
+	[ "$(ask "$addr" "$rport" 30 "$me again")" = ok ] &&
+		[ "$(ask "$addr" "$rport" 30 "$me ready")" = ok ] || return 1
 	show <<< "$run_out"
-	[ $rc = 0 ] && grep -qE "$done_re" <<< "$run_out"
+	echo "# the server was not listening yet: it started again, so does this client"
 }
 
 # FABRIC_PERF_TESTS: some of them only (a developer's choice, "send_lat
