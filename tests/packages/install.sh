@@ -119,11 +119,9 @@ fi
 start=$SECONDS
 if apt-get install -y "$work/$(basename "$dkms_deb")" \
 	"$work/$(basename "$prov_deb")" > "$work/install.log" 2>&1; then
-	if [ $compile = 1 ]; then
-		result ok "apt install of both packages, offline ($((SECONDS - start)) s, DKMS build included)"
-	else
-		result ok "apt install of both packages, offline ($((SECONDS - start)) s, the loaded build installed)"
-	fi
+	how="the loaded build installed"
+	[ $compile = 0 ] || how="DKMS build included"
+	result ok "apt install of both packages, offline ($((SECONDS - start)) s, $how)"
 else
 	step_fail "apt install of both packages" "$work/install.log"
 	give_up
