@@ -10,14 +10,17 @@
 # "NAME: ..." and each result's description starts with "NAME: ", so a
 # failure takes the lines of its own guest since that guest's last result.
 # A console line of the kernel ("[ 12.345] ...") says nothing of the test.
+# A guest whose whole run stopped early (tools/check's "its run stopped
+# before its end") gets `keep_stopped' lines, default 30: tools/vm's account
+# and the end of the guest's console, where a panic or an abort shows.
 
 function guest_of(s) {
 	return match(s, /^[A-Za-z][A-Za-z0-9_-]*: /) ? substr(s, 1, RLENGTH - 2) : ""
 }
 
-function flush(key, n, i, first) {
+function flush(key, lines, n, i, first) {
 	n = count[key]
-	first = n > keep ? n - keep + 1 : 1
+	first = n > lines ? n - lines + 1 : 1
 	for (i = first; i <= n; i++)
 		print "    " buf[key, i]
 }
@@ -29,6 +32,8 @@ function forget(key) {
 BEGIN {
 	if (keep == "")
 		keep = 8
+	if (keep_stopped == "")
+		keep_stopped = 30
 }
 
 /^(not )?ok( |$)/ {
@@ -37,7 +42,8 @@ BEGIN {
 	g = guest_of(desc)
 	if ($0 ~ /^not ok/) {
 		print
-		flush(count[g] > 0 ? g : "")
+		flush(count[g] > 0 ? g : "",
+		      desc ~ /its run stopped before its end/ ? keep_stopped : keep)
 	}
 	forget(g)
 	forget("")
