@@ -167,6 +167,18 @@ diag() {
 	rdma res show qp 2>&1 | show
 }
 
+# listens PORT PID SECONDS: within SECONDS, something here listens on TCP
+# port PORT: the server PID, started in the background, is ready for its
+# client.  Ends early, false, if PID exits first.
+listens() {
+	local end=$((SECONDS + $3))
+	until ss -Hltn "sport = :$1" | grep -q . || [ $SECONDS -ge $end ] ||
+	      ! kill -0 "$2" 2>/dev/null; do
+		sleep 0.2
+	done
+	ss -Hltn "sport = :$1" | grep -q .
+}
+
 # sums FILE...: the files' SHA-256 sums on one line.
 sums() { sha256sum "$@" | awk '{ printf "%s%s", sep, $1; sep = " " } END { print "" }'; }
 

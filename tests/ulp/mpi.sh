@@ -61,17 +61,6 @@ mpi_run() {
 	dmesg_clean "mpi"
 }
 
-# mpi_listening SECONDS: within SECONDS, something here listens on the
-# agent's port (the server started in the background).
-mpi_listening() {
-	local end=$((SECONDS + $1))
-	while [ $SECONDS -lt "$end" ]; do
-		[ -z "$(ss -ltnH "sport = :$mpi_rsh_port" 2>/dev/null)" ] || return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 mpi_serve() {
 	local before tx rx pid i
 	before=$(res_now) tx=$(roce_bytes tx_bytes) rx=$(roce_bytes rx_bytes)
@@ -81,7 +70,7 @@ mpi_serve() {
 	# the server must listen by then.  Python starts slowly under TCG, and
 	# a barrier passed before the listen once had the agent refused
 	# (ECONNREFUSED) and mpirun give up on this guest's daemon.
-	mpi_listening "$arrive_s" ||
+	listens "$mpi_rsh_port" "$pid" "$arrive_s" ||
 		not_ok "mpi: the agent's server here listens on port $mpi_rsh_port within ${arrive_s}s"
 	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
 		[ "${mpi_hosts[i]}" = "$me" ] || continue

@@ -23,15 +23,10 @@ pending=(
 # qperf_serve PORT: the qperf server on PORT until the pair's client is
 # done with every test (the pair's barrier 50), then ended here.
 qperf_serve() {
-	local port=$1 pid end rc
+	local port=$1 pid rc
 	timeout $((arrive_s + 120)) qperf -lp "$port" > /tmp/ulp-qperf.log 2>&1 &
 	pid=$!
-	end=$((SECONDS + wait_s))
-	until ss -Hltn "sport = :$port" | grep -q . || [ $SECONDS -ge $end ] ||
-	      ! kill -0 "$pid" 2>/dev/null; do
-		sleep 0.2
-	done
-	ss -Hltn "sport = :$port" | grep -q .
+	listens "$port" "$pid" "$wait_s"
 	result "qperf: the server listens on port $port"
 	pair_barrier 1
 	pair_barrier 50
