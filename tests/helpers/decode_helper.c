@@ -5,8 +5,9 @@
  * thread on every other CPU reads the MAGIC register of BAR 0 through the
  * function's sysfs resource0 mapping.  Each change of decode changes the
  * machine's memory map while other vCPUs hold translations of the BAR:
- * under QEMU's TCG, that race once aborted QEMU ("iotlb_to_section:
- * Assertion `section_index < d->map.sections_nb' failed").  The device
+ * under QEMU 10.0's TCG, that race aborted QEMU ("iotlb_to_section:
+ * Assertion `section_index < d->map.sections_nb' failed"; the fix is in
+ * qemu-device/qemu-fixes/).  The device
  * must keep answering: MAGIC is read before and after, and a read while
  * decode is off returns what the bus returns, counted, not checked.
  *
@@ -14,7 +15,8 @@
  *
  * The qhca driver must not be bound (the test unbinds it).  Prints one
  * line, "toggles N reads M magic K", and exits 0 when MAGIC answered
- * before and after and both sides ran; else says why on stderr.
+ * before and after, every write of COMMAND succeeded and both sides ran;
+ * else says why on stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -99,6 +101,7 @@ int main(int argc, char **argv)
 	struct reader readers[MAX_READERS];
 	volatile bool stop = false;
 	uint64_t toggles = 0, reads = 0, magic = 0;
+	bool write_failed = false;
 	char path[256];
 	int cfg, res, ncpu, n, i;
 	uint16_t cmd;
@@ -157,6 +160,7 @@ int main(int argc, char **argv)
 		if (set_command(cfg, cmd & ~PCI_COMMAND_MEMORY) ||
 		    set_command(cfg, cmd | PCI_COMMAND_MEMORY)) {
 			fprintf(stderr, "writing COMMAND: %s\n", strerror(errno));
+			write_failed = true;
 			break;
 		}
 		toggles++;
@@ -174,6 +178,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "MAGIC reads 0x%08x after\n", *reg);
 		return 1;
 	}
+	if (write_failed)
+		return 1;
 	if (!toggles || !reads) {
 		fprintf(stderr, "nothing raced: %llu toggles, %llu reads\n",
 			(unsigned long long)toggles, (unsigned long long)reads);
