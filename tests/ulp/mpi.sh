@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Part "mpi" of the ulp suite (sourced by suite.sh): Open MPI 5 over UCX on
-# qhca0, one rank in every guest of the segment (two or three), running
-# our own MPI program (mpi_check.py): send/recv, allreduce, one-sided
-# put/get and atomics, every byte checked.
+# qhca0, running our own MPI program (mpi_check.py): send/recv, allreduce,
+# one-sided put/get and atomics, every byte checked.  Two runs when the
+# segment has three qhca guests or more (make check's): one rank in every
+# one of them, then one in each of the first two alone; with two guests,
+# the one run of two ranks.  Three ranks first, so that g3, in no other
+# part, is done early.
 #
 # How mpirun reaches the other guests: Open MPI 5's launcher (PRRTE, plm
 # "ssh") starts one prted in every other host with "AGENT HOST COMMAND".
@@ -18,21 +21,30 @@
 # counters grew by at least what mpi_check.py sends and receives there.
 
 mpi_port=20000		# part 0's range (lib.sh's for_each_pair)
-mpi_rsh_port=$((mpi_port + 900))
 # mpi_check.py moves more than 2 MiB each way in every guest (1 MiB
 # messages, Put and Get of 1 MiB): less on qhca0 means it went elsewhere.
 mpi_min_bytes=$((2 << 20))
-mpi_hosts=()
+mpi_all=()
 for g in "${seg_guests[@]}"; do
-	[ "$(seg_dev "$g")" != qhca0 ] || mpi_hosts+=("$g")
+	[ "$(seg_dev "$g")" != qhca0 ] || mpi_all+=("$g")
 done
+# One run's guests, the name of its results, its ports (mpi_use).
+mpi_hosts=() mpi_tag="" mpi_base=0 mpi_rsh_port=0
+
+# mpi_use N: the next run has a rank in each of the first N guests.
+mpi_use() {
+	mpi_hosts=("${mpi_all[@]:0:$1}")
+	mpi_tag="mpi ($1 ranks)"
+	mpi_base=$((mpi_port + 10 * $1))
+	mpi_rsh_port=$((mpi_port + 900 + $1))
+}
 
 mpi_run() {
 	local before tx rx i g c line out rc hosts=""
 	before=$(res_now) tx=$(roce_bytes tx_bytes) rx=$(roce_bytes rx_bytes)
 	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
-		barrier $((mpi_port + i)) "${mpi_hosts[i]}" 1 ||
-			not_ok "mpi: ${mpi_hosts[i]} is ready to serve mpirun within ${arrive_s}s"
+		barrier $((mpi_base + i)) "${mpi_hosts[i]}" 1 ||
+			not_ok "$mpi_tag: ${mpi_hosts[i]} is ready to serve mpirun within ${arrive_s}s"
 	done
 	for g in "${mpi_hosts[@]}"; do hosts+=${hosts:+,}$g:1; done
 	out=$(QHCA_MPI_RSH_PORT=$mpi_rsh_port timeout -s KILL 180 \
@@ -45,20 +57,20 @@ mpi_run() {
 	rc=$?
 	show <<< "$out"
 	[ $rc = 0 ]
-	result "mpi: mpirun of mpi_check.py on $hosts over UCX ($rdev:1) exits 0"
+	result "$mpi_tag: mpirun of mpi_check.py on $hosts over UCX ($rdev:1) exits 0"
 	for c in ranks send/recv allreduce "one-sided put/get" atomics; do
 		line=$(sed -n "s|^mpi_check: $c: ||p" <<< "$out" | head -n 1)
 		[[ $line == "ok "* ]]
-		result "mpi: $c: ${line:-no result}"
+		result "$mpi_tag: $c: ${line:-no result}"
 	done
 	# Every other guest's agent ends its server; one whose prted still
 	# runs ends it there (mpi_rsh.py serve).
 	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
 		QHCA_MPI_RSH_PORT=$mpi_rsh_port timeout 30 "$here"/mpi_rsh.py "${mpi_hosts[i]}" "done"
 	done
-	roce_grew "mpi: mpirun's ranks" "$tx" "$rx" "$mpi_min_bytes"
-	res_back "mpi" "$before"
-	dmesg_clean "mpi"
+	roce_grew "$mpi_tag: mpirun's ranks" "$tx" "$rx" "$mpi_min_bytes"
+	res_back "$mpi_tag" "$before"
+	dmesg_clean "$mpi_tag"
 }
 
 mpi_serve() {
@@ -71,23 +83,28 @@ mpi_serve() {
 	# a barrier passed before the listen once had the agent refused
 	# (ECONNREFUSED) and mpirun give up on this guest's daemon.
 	listens "$mpi_rsh_port" "$pid" "$arrive_s" ||
-		not_ok "mpi: the agent's server here listens on port $mpi_rsh_port within ${arrive_s}s"
+		not_ok "$mpi_tag: the agent's server here listens on port $mpi_rsh_port within ${arrive_s}s"
 	for ((i = 1; i < ${#mpi_hosts[@]}; i++)); do
 		[ "${mpi_hosts[i]}" = "$me" ] || continue
-		barrier $((mpi_port + i)) "${mpi_hosts[0]}" 0 ||
-			not_ok "mpi: ${mpi_hosts[0]} came to run mpirun within ${arrive_s}s"
+		barrier $((mpi_base + i)) "${mpi_hosts[0]}" 0 ||
+			not_ok "$mpi_tag: ${mpi_hosts[0]} came to run mpirun within ${arrive_s}s"
 	done
 	wait "$pid"
-	result "mpi: served mpirun's daemon for ${mpi_hosts[0]}; it ended by itself"
-	roce_grew "mpi: the rank here" "$tx" "$rx" "$mpi_min_bytes"
-	res_back "mpi" "$before"
-	dmesg_clean "mpi"
+	result "$mpi_tag: served mpirun's daemon for ${mpi_hosts[0]}; it ended by itself"
+	roce_grew "$mpi_tag: the rank here" "$tx" "$rx" "$mpi_min_bytes"
+	res_back "$mpi_tag" "$before"
+	dmesg_clean "$mpi_tag"
 }
 
-if [ "$rdev" != qhca0 ] || [ ${#mpi_hosts[@]} -lt 2 ]; then
-	:
-elif [ "$me" = "${mpi_hosts[0]}" ]; then
-	mpi_run
-else
-	mpi_serve
+mpi_sizes=(${#mpi_all[@]})
+[ ${#mpi_all[@]} -le 2 ] || mpi_sizes+=(2)
+if [ "$rdev" = qhca0 ] && [ ${#mpi_all[@]} -ge 2 ]; then
+	for size in "${mpi_sizes[@]}"; do
+		mpi_use "$size"
+		if [ "$me" = "${mpi_hosts[0]}" ]; then
+			mpi_run
+		elif [[ " ${mpi_hosts[*]} " == *" $me "* ]]; then
+			mpi_serve
+		fi
+	done
 fi

@@ -1,22 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# The ulp suite: the kernel's own RDMA storage stacks between two qhca
-# guests, run in both at once:
+# The ulp suite: the kernel's own RDMA storage stacks and the HPC stacks
+# between qhca guests, run in all at once (as tools/check ulp does):
 #
-#   tools/vm --timeout 900 --guests 2 -- tests/ulp/suite.sh
+#   tools/vm --timeout 900 --guests 3 -- tests/ulp/suite.sh
 #
 # The lower guest of the pair (g1) serves, the other (g2) is the client.
-# With tools/vm --guests 3 (QHCA_ULP_GUESTS=3 tools/check ulp), g3 is one
-# more rank of the mpi part, the one part that takes every qhca guest of
-# the segment, and takes part in no other; mpi runs first, so that g3
-# need not wait out the pair's others.
+# g3 is one more rank of the mpi part, the one part that takes every qhca
+# guest of the segment (a run of three ranks, then one of the pair's two),
+# and takes part in no other; mpi runs first, so that g3 need not wait
+# out the pair's others.  With --guests 2 the pair runs everything, MPI
+# with two ranks only.
 # Each part moves data that both sides checksum, tears down, and checks
 # that qhca0 holds no more objects than before it (rdma res) and that the
 # kernel logged no warning.  The parts (ULP_PARTS, default all, in order):
 #
 #   mpi     Open MPI over UCX: an MPI program of ours that checks its
-#           data, one rank in every qhca guest of the segment (mpi.sh)
+#           data, three ranks (g1, g2, g3) then two (mpi.sh)
 #   nfs     NFS over RDMA: nfsd's rdma port 20049, mount -o rdma (nfs.sh)
 #   nvme    NVMe over RDMA: nvmet-rdma, nvme connect -t rdma (nvme.sh)
 #   ucx     UCX: ucx_info -d, ucx_perftest tag and RMA (ucx.sh)
