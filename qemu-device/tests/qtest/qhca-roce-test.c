@@ -109,9 +109,10 @@ static void roce_av(Roce *r, const QhcaQp *qp)
 
 /*
  * The device on the test's wire, its GIDs set, A and B connected; NULL,
- * the test skipped, if this QEMU's qhca has no Ethernet port.
+ * the test skipped, if this QEMU's qhca has no Ethernet port.  @props:
+ * more device properties, as qhca_start()'s, or NULL.
  */
-static Roce *roce_start(bool v6)
+static Roce *roce_start_props(bool v6, const char *props)
 {
     QhcaPath path = qt_rc_path;
     QhcaQpSpec spec;
@@ -123,7 +124,7 @@ static Roce *roce_start(bool v6)
     }
     r = g_new0(Roce, 1);
     r->v6 = v6;
-    r->t = qt_start_eth(NULL);
+    r->t = qt_start_eth(props);
     qt_enable(r->t, 5);
     qt_alloc_uar_pd(r->t, &r->uar, &r->pdn);
     qt_eq_init(r->t, &r->eq, 6, 2, 0);
@@ -148,6 +149,11 @@ static Roce *roce_start(bool v6)
     path.rq_psn = ROCE_PSN_A;
     qt_connect(r->t, r->b.qpn, r->a.qpn, &path);
     return r;
+}
+
+static Roce *roce_start(bool v6)
+{
+    return roce_start_props(v6, NULL);
 }
 
 static void roce_stop(Roce *r)
@@ -1478,6 +1484,81 @@ static void test_read_paced(void)
     roce_finish(r, 0);
 }
 
+/*
+ * Frames come in in the order they were sent, however the device's receive
+ * queue fills and drains.  A READ of 4 MiB to B keeps the engine thread
+ * busy answering while a burst of 4096 one-packet RDMA WRITEs to B comes,
+ * into a receive queue of one frame (x-rx-queue): the netdev reads many
+ * frames at a time, the queue is full whenever the engine thread holds
+ * the device, and a frame the device said yes to after room was made used
+ * to overtake the frames QEMU held for the full queue: B dropped it, out
+ * of sequence, and NAKed (7 of 14 runs of this case before the fix).  B
+ * must take every WRITE in order: the READ's responses, then only ACKs,
+ * the last for the last PSN, never a NAK.
+ */
+#define ROCE_ORDER_WRITES   4096
+#define ROCE_ORDER_READ     (4 * 1024 * 1024)
+
+static void test_rx_order(void)
+{
+    const uint32_t nread = ROCE_ORDER_READ / 1024;
+    const uint32_t first = (ROCE_PSN_A + nread) & 0xffffff;
+    const uint32_t last = (first + ROCE_ORDER_WRITES - 1) & 0xffffff;
+    uint8_t reth[16], pay[1024];
+    uint32_t i, acks = 0, responses = 0;
+    uint64_t src;
+    QtRoce p;
+    Roce *r;
+
+    r = roce_start_props(false, ",x-rx-queue=1");
+    if (!r) {
+        return;
+    }
+    /* The engine thread busy answering a READ of 4 MiB meanwhile. */
+    src = guest_alloc(&r->t->alloc, ROCE_ORDER_READ);
+    stq_be_p(reth, src);
+    stl_be_p(reth + 8, r->lkey);
+    stl_be_p(reth + 12, ROCE_ORDER_READ);
+    qt_wire_send(r->t, r->frame,
+                 roce_build(r, r->frame, OP_READ_REQUEST, r->b.qpn,
+                            ROCE_PSN_A, reth, sizeof(reth), NULL, 0));
+    stq_be_p(reth, r->buf + ROCE_WRITE_OFF);
+    stl_be_p(reth + 12, sizeof(pay));
+    for (i = 0; i < ROCE_ORDER_WRITES; i++) {
+        size_t len;
+
+        memset(pay, i, sizeof(pay));
+        len = roce_build(r, r->frame, OP_WRITE_ONLY, r->b.qpn,
+                         (first + i) & 0xffffff, reth, sizeof(reth),
+                         pay, sizeof(pay));
+        qt_wire_send(r->t, r->frame, len);
+    }
+    for (;;) {
+        roce_expect_frame(r, &p);
+        g_assert_cmphex(p.qpn, ==, r->a.qpn);
+        if (p.opcode != OP_ACK) {
+            /* The READ's responses, all before the WRITEs' ACKs. */
+            g_assert_cmpuint(acks, ==, 0);
+            g_assert_cmphex(p.psn, ==, (ROCE_PSN_A + responses) & 0xffffff);
+            responses++;
+            continue;
+        }
+        /* AETH syndrome: an ACK (0b000xxxxx), never a NAK. */
+        g_assert_cmphex(r->frame[p.ib + QT_BTH_LEN] & 0xe0, ==, 0);
+        acks++;
+        if (p.psn == last) {
+            break;
+        }
+    }
+    g_test_message("%u READ responses, %u ACKs for %u WRITEs", responses,
+                   acks, ROCE_ORDER_WRITES);
+    g_assert_cmpuint(responses, ==, nread);
+    /* The last WRITE's data is the last in place. */
+    g_assert_cmphex(qtest_readb(r->t->qts, r->buf + ROCE_WRITE_OFF), ==,
+                    (ROCE_ORDER_WRITES - 1) & 0xff);
+    roce_finish(r, 0);
+}
+
 /* The next frame is a one-packet RDMA WRITE to QP @dest with PSN @psn. */
 static void roce_expect_write(Roce *r, uint32_t dest, uint32_t psn)
 {
@@ -1688,6 +1769,7 @@ int main(int argc, char **argv)
     qtest_add_func("/qhca/roce/hostile-ipv6", test_hostile_ipv6);
     qtest_add_func("/qhca/roce/window", test_window);
     qtest_add_func("/qhca/roce/read-paced", test_read_paced);
+    qtest_add_func("/qhca/roce/rx-order", test_rx_order);
     qtest_add_func("/qhca/roce/timer-late", test_timer_late);
     qtest_add_func("/qhca/roce/odp-rnr", test_odp_rnr);
     return g_test_run();

@@ -33,6 +33,8 @@ static inline bool qhca_port_is_eth(const QhcaState *s)
 }
 
 /* qhca-net.c */
+/* Frames the receive queue holds at most, and by default (x-rx-queue). */
+#define QHCA_NET_RX_QUEUE_MAX   512
 bool qhca_net_realize(QhcaState *s, Error **errp);
 void qhca_net_unrealize(QhcaState *s);
 void qhca_net_reset(QhcaState *s);

@@ -25,6 +25,10 @@
  *    that QEMU holds it and stops reading the backend, and the engine asks
  *    for the rest (qemu_flush_queued_packets(), from a bottom half) once
  *    it has made room.  qhca_net_rx_run() takes the queue each round.
+ *    Frames arrive in the order they were sent, as on a real link: once
+ *    QEMU holds one for us, every later one waits behind it (rx_held)
+ *    until the bottom half has delivered the held ones, however soon the
+ *    engine thread makes room.
  *
  * A queue's lock guards its indexes; the producer copies a frame in under
  * it, the consumer uses its oldest frame outside it, as no producer
@@ -47,9 +51,10 @@
 /*
  * Frames each queue holds: the unacknowledged packets of several QPs
  * (QHCA_ETH_MAX_UNACKED each), so that a burst of a few QPs is taken
- * whole.
+ * whole.  The receive queue can be made shorter (x-rx-queue, for tests:
+ * a short queue is full at once).
  */
-#define QHCA_NET_RING_SLOTS     512
+#define QHCA_NET_RING_SLOTS     QHCA_NET_RX_QUEUE_MAX
 /*
  * The QPs stopped by a full transmit queue go on when it is down to this:
  * half, so that they fill it again in large steps, not one frame a wake.
@@ -60,6 +65,7 @@
 
 typedef struct QhcaFrameRing {
     QemuMutex lock;
+    uint32_t slots;             /* frames it holds */
     uint8_t *buf;               /* slots of QHCA_ETH_FRAME_MAX bytes */
     uint32_t len[QHCA_NET_RING_SLOTS];
     uint32_t head;              /* oldest frame */
@@ -73,14 +79,17 @@ typedef struct QhcaNet {
     QEMUBH *tx_bh;
     QEMUBH *rx_flush_bh;
     bool tx_waiting;            /* BQL: the peer holds a frame of ours */
+    bool rx_held;               /* BQL: QEMU holds frames for us */
     QhcaPacket *pkt;            /* engine: a received frame, decoded */
 } QhcaNet;
 
-static void qhca_frames_init(QhcaFrameRing *r)
+static void qhca_frames_init(QhcaFrameRing *r, uint32_t slots)
 {
+    assert(slots && slots <= QHCA_NET_RING_SLOTS);
     qemu_mutex_init(&r->lock);
+    r->slots = slots;
     /* Untouched slots cost no memory: only a busy link fills them. */
-    r->buf = g_malloc((size_t)QHCA_NET_RING_SLOTS * QHCA_ETH_FRAME_MAX);
+    r->buf = g_malloc((size_t)slots * QHCA_ETH_FRAME_MAX);
     r->head = 0;
     r->count = 0;
     r->refused = false;
@@ -105,11 +114,11 @@ static bool qhca_frames_push(QhcaFrameRing *r, const uint8_t *frame,
 
     assert(len <= QHCA_ETH_FRAME_MAX);
     QEMU_LOCK_GUARD(&r->lock);
-    if (r->count == QHCA_NET_RING_SLOTS) {
+    if (r->count == r->slots) {
         r->refused = true;
         return false;
     }
-    slot = (r->head + r->count) % QHCA_NET_RING_SLOTS;
+    slot = (r->head + r->count) % r->slots;
     memcpy(qhca_frames_slot(r, slot), frame, len);
     r->len[slot] = len;
     r->count++;
@@ -135,7 +144,7 @@ static bool qhca_frames_pop(QhcaFrameRing *r)
 
     QEMU_LOCK_GUARD(&r->lock);
     assert(r->count);
-    r->head = (r->head + 1) % QHCA_NET_RING_SLOTS;
+    r->head = (r->head + 1) % r->slots;
     r->count--;
     refused = r->refused;
     r->refused = false;
@@ -145,7 +154,7 @@ static bool qhca_frames_pop(QhcaFrameRing *r)
 static bool qhca_frames_full(QhcaFrameRing *r)
 {
     QEMU_LOCK_GUARD(&r->lock);
-    if (r->count == QHCA_NET_RING_SLOTS) {
+    if (r->count == r->slots) {
         r->refused = true;
         return true;
     }
@@ -160,7 +169,7 @@ static bool qhca_frames_pop_to(QhcaFrameRing *r, uint32_t low)
 {
     QEMU_LOCK_GUARD(&r->lock);
     assert(r->count);
-    r->head = (r->head + 1) % QHCA_NET_RING_SLOTS;
+    r->head = (r->head + 1) % r->slots;
     r->count--;
     if (r->refused && r->count <= low) {
         r->refused = false;
@@ -266,12 +275,29 @@ static void qhca_net_tx_bh(void *opaque)
 /* Receive                                                             */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Main loop, BQL.  A frame QEMU's net layer may hand us at once; when we
+ * say no it queues the frame, and the frames after it, for
+ * qhca_net_rx_flush_bh().  The engine thread makes room at any moment,
+ * even between two frames of one read of the backend, and its net layer
+ * hands a frame over whenever this says yes, held frames or not: so no
+ * frame is taken while any is held, or it would overtake them.  RC drops
+ * a packet that comes before its predecessor and waits for its transport
+ * timer (an nvme-rdma write stalled on a READ response overtaken so).
+ */
 static bool qhca_net_can_receive(NetClientState *nc)
 {
     QhcaState *s = qemu_get_nic_opaque(nc);
+    QhcaNet *n = s->net;
 
     /* A device that is not ready drops frames: it takes them all. */
-    return !qhca_is_ready(s) || !qhca_frames_full(&s->net->rx);
+    if (!qhca_is_ready(s)) {
+        return true;
+    }
+    if (!n->rx_held && qhca_frames_full(&n->rx)) {
+        n->rx_held = true;
+    }
+    return !n->rx_held;
 }
 
 /*
@@ -352,6 +378,7 @@ static ssize_t qhca_net_receive(NetClientState *nc, const uint8_t *buf,
     } else if (!qhca_frames_push(&s->net->rx, buf, size)) {
         /* QEMU keeps it and qhca_net_rx_flush_bh() asks for it again. */
         trace_qhca_net_rx_full(size);
+        s->net->rx_held = true;
         return 0;
     } else if (!qhca_net_rx_here(s)) {
         qhca_engine_wake(s);
@@ -365,6 +392,8 @@ static void qhca_net_rx_flush_bh(void *opaque)
 {
     QhcaState *s = opaque;
 
+    /* In order: what it holds first, then what comes next. */
+    s->net->rx_held = false;
     if (s->nic) {
         qemu_flush_queued_packets(qemu_get_queue(s->nic));
     }
@@ -516,8 +545,8 @@ bool qhca_net_realize(QhcaState *s, Error **errp)
         return true;
     }
     n = g_new0(QhcaNet, 1);
-    qhca_frames_init(&n->tx);
-    qhca_frames_init(&n->rx);
+    qhca_frames_init(&n->tx, QHCA_NET_RING_SLOTS);
+    qhca_frames_init(&n->rx, s->params.rx_queue);
     n->tx_bh = qemu_bh_new_guarded(qhca_net_tx_bh, s,
                                    &dev->mem_reentrancy_guard);
     n->rx_flush_bh = qemu_bh_new_guarded(qhca_net_rx_flush_bh, s,

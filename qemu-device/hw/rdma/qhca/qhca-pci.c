@@ -87,6 +87,8 @@ static bool qhca_check_params(QhcaParams *p, Error **errp)
                          errp) &&
         qhca_check_range("x-engine-spin-us", p->engine_spin_us, 0, 1000,
                          errp) &&
+        qhca_check_range("x-rx-queue", p->rx_queue, 1, QHCA_NET_RX_QUEUE_MAX,
+                         errp) &&
         qhca_check_range("max-srq-wr", p->max_srq_wr, 2, QHCA_WQ_MAX_DEPTH,
                          errp) &&
         qhca_check_range("msix-vectors", p->msix_vectors,
@@ -281,6 +283,9 @@ static const Property qhca_props[] = {
                        0),
     DEFINE_PROP_BOOL("x-engine-inline", QhcaState, params.engine_inline,
                      false),
+    /* For tests (qhca-net.c): frames the port's receive queue holds. */
+    DEFINE_PROP_UINT32("x-rx-queue", QhcaState, params.rx_queue,
+                       QHCA_NET_RX_QUEUE_MAX),
     /* 1.3: INJECT_FAULT (qhca-fault.c); link-up is a QOM property there. */
     DEFINE_PROP_BOOL("fault-injection", QhcaState, params.fault_injection,
                      true),

@@ -67,6 +67,7 @@ typedef struct QhcaParams {
     uint32_t max_xrcds;
     uint32_t max_mws;           /* 1.2; 0: no memory windows */
     uint32_t engine_spin_us;    /* longest spin before sleeping; 0: none */
+    uint32_t rx_queue;          /* frames the Ethernet receive queue holds */
     bool engine_inline;         /* doorbells may run the engine in the vCPU */
     bool fault_injection;       /* 1.3: INJECT_FAULT, FAULT_INJECT cap */
     char *link_layer;           /* 1.5: "eth", "ib" or NULL (qhca-net.c) */
