@@ -1438,11 +1438,28 @@ static void test_window(void)
  */
 #define ROCE_BIG_READ       (4 * 1024 * 1024)
 
+/*
+ * The peer asks B, at PSN ROCE_PSN_A, for a READ of ROCE_BIG_READ bytes
+ * of guest memory allocated for it; 4096 responses at MTU 1024.
+ */
+static void roce_big_read(Roce *r)
+{
+    uint64_t src = guest_alloc(&r->t->alloc, ROCE_BIG_READ);
+    uint8_t reth[16];
+    size_t len;
+
+    stq_be_p(reth, src);
+    stl_be_p(reth + 8, r->lkey);
+    stl_be_p(reth + 12, ROCE_BIG_READ);
+    len = roce_build(r, r->frame, OP_READ_REQUEST, r->b.qpn, ROCE_PSN_A,
+                     reth, sizeof(reth), NULL, 0);
+    qt_wire_send(r->t, r->frame, len);
+}
+
 static void test_read_paced(void)
 {
     const uint32_t npkts = ROCE_BIG_READ / 1024;
-    uint64_t src, sent;
-    uint8_t reth[16];
+    uint64_t sent;
     QtRoce p;
     size_t len;
     uint32_t i;
@@ -1452,13 +1469,7 @@ static void test_read_paced(void)
     if (!r) {
         return;
     }
-    src = guest_alloc(&r->t->alloc, ROCE_BIG_READ);
-    stq_be_p(reth, src);
-    stl_be_p(reth + 8, r->lkey);
-    stl_be_p(reth + 12, ROCE_BIG_READ);
-    len = roce_build(r, r->frame, OP_READ_REQUEST, r->b.qpn, ROCE_PSN_A,
-                     reth, sizeof(reth), NULL, 0);
-    qt_wire_send(r->t, r->frame, len);
+    roce_big_read(r);
 
     /* The peer reads nothing for a while: the device must stop. */
     g_usleep(ROCE_QUIET_US);
@@ -1497,16 +1508,13 @@ static void test_read_paced(void)
  * the last for the last PSN, never a NAK.
  */
 #define ROCE_ORDER_WRITES   4096
-#define ROCE_ORDER_READ     (4 * 1024 * 1024)
-
 static void test_rx_order(void)
 {
-    const uint32_t nread = ROCE_ORDER_READ / 1024;
+    const uint32_t nread = ROCE_BIG_READ / 1024;
     const uint32_t first = (ROCE_PSN_A + nread) & 0xffffff;
     const uint32_t last = (first + ROCE_ORDER_WRITES - 1) & 0xffffff;
     uint8_t reth[16], pay[1024];
     uint32_t i, acks = 0, responses = 0;
-    uint64_t src;
     QtRoce p;
     Roce *r;
 
@@ -1515,14 +1523,9 @@ static void test_rx_order(void)
         return;
     }
     /* The engine thread busy answering a READ of 4 MiB meanwhile. */
-    src = guest_alloc(&r->t->alloc, ROCE_ORDER_READ);
-    stq_be_p(reth, src);
-    stl_be_p(reth + 8, r->lkey);
-    stl_be_p(reth + 12, ROCE_ORDER_READ);
-    qt_wire_send(r->t, r->frame,
-                 roce_build(r, r->frame, OP_READ_REQUEST, r->b.qpn,
-                            ROCE_PSN_A, reth, sizeof(reth), NULL, 0));
+    roce_big_read(r);
     stq_be_p(reth, r->buf + ROCE_WRITE_OFF);
+    stl_be_p(reth + 8, r->lkey);
     stl_be_p(reth + 12, sizeof(pay));
     for (i = 0; i < ROCE_ORDER_WRITES; i++) {
         size_t len;
